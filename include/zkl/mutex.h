@@ -1,0 +1,123 @@
+/* zkl/mutex.h - an exclusive lock shared by every process that uses the same
+ * path on the same ZooKeeper ensemble.
+ *
+ * Protocol: each contender creates an EPHEMERAL_SEQUENTIAL node
+ * `<path>/_c_<uuid>-lock-<seq>` (Curator's shape), the lowest sequence holds
+ * the lock and every waiter watches only its immediate predecessor.  zkl
+ * interoperates on one path with Curator's InterProcessMutex, go-zookeeper's
+ * Lock and kazoo's Lock (kazoo must be given extra_lock_patterns=["-lock-"]).
+ *
+ * Threads: a zkl_mutex_t is reentrant per thread, like a recursive
+ * pthread mutex: the holding thread may lock again and must unlock as often.
+ * Other threads of the process using the same object wait locally (no
+ * ZooKeeper traffic) until it is fully released.  All functions are
+ * thread-safe except zkl_mutex_destroy(), which must be the last call.
+ */
+#ifndef ZKL_MUTEX_H
+#define ZKL_MUTEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "zkl/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zkl_mutex zkl_mutex_t;
+
+/* Options for zkl_mutex_create().  Start from zkl_mutex_opts_init(). */
+typedef struct zkl_mutex_opts {
+  const void *data;   /* contender node data; NULL (default) = "host:pid" */
+  size_t data_len;    /* bytes of data, at most 1024                       */
+} zkl_mutex_opts_t;
+
+/* Fills *opts with the defaults.  Thread-safe. */
+ZKL_EXTERN void zkl_mutex_opts_init(zkl_mutex_opts_t *opts);
+
+/* Creates a mutex object for the lock at `path` (absolute, no trailing or
+ * double slash, no control characters, at most 900 bytes, valid UTF-8, not
+ * under /zookeeper).  No ZooKeeper call is made; the path's missing parents
+ * are created on first lock, as CONTAINER nodes.
+ *   0           *out is ready; free it with zkl_mutex_destroy().
+ *   ZKL_EINVAL  out, s or path is NULL, the path is invalid, or
+ *               opts->data_len is too long.
+ *   ZKL_ENOMEM  allocation failed.
+ * On failure *out is NULL.  Ownership: path and data are copied.  The
+ * session must outlive the mutex object. */
+ZKL_EXTERN int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s,
+                                const char *path,
+                                const zkl_mutex_opts_t *opts);
+
+/* Blocks until the calling thread holds the lock (or returns at once if it
+ * already holds it: the recursion count goes up).
+ *   0               held.
+ *   ZKL_ECANCELED   zkl_mutex_cancel() was called while waiting.
+ *   ZKL_ELOST       the session expired or was closed.
+ *   ZKL_EAGAIN      recursion count would overflow.
+ *   ZKL_EINVAL      m is NULL.
+ *   other <0        ZooKeeper refused (e.g. ZNOAUTH on the path).
+ * On every failure the caller does not hold the lock and no node of this
+ * call is left on the server. */
+ZKL_EXTERN int zkl_mutex_lock(zkl_mutex_t *m);
+
+/* Takes the lock only if it is free now.  When another contender holds it
+ * the cost is one listing and no write: nothing is created.  When it looks
+ * free, zkl creates its node and checks again; if it lost that race its node
+ * is deleted before returning.
+ *   0           held.
+ *   ZKL_EBUSY   held by another contender (or, locally, another thread of
+ *               this process is using the object).
+ *   others      as for zkl_mutex_lock(). */
+ZKL_EXTERN int zkl_mutex_trylock(zkl_mutex_t *m);
+
+/* As zkl_mutex_lock(), giving up after timeout_ms milliseconds (0 behaves as
+ * zkl_mutex_trylock(); negative waits forever).
+ *   ZKL_ETIMEDOUT   not obtained in time; no node is left behind.
+ *   others          as for zkl_mutex_lock(). */
+ZKL_EXTERN int zkl_mutex_timedlock(zkl_mutex_t *m, int64_t timeout_ms);
+
+/* Releases one level of the calling thread's hold; the last level deletes
+ * the node and hands the lock to the next waiter.
+ *   0           released (or one recursion level dropped).
+ *   ZKL_EPERM   the calling thread does not hold the lock.
+ *   ZKL_ELOST   the session was lost while held: the lock was already gone
+ *               (the hold is cleared all the same).
+ *   ZKL_EINVAL  m is NULL.
+ * After a failure other than EPERM/EINVAL, the object no longer holds. */
+ZKL_EXTERN int zkl_mutex_unlock(zkl_mutex_t *m);
+
+/* Makes every lock/timedlock call blocked on m right now return
+ * ZKL_ECANCELED (calls made later are not affected).  0, or ZKL_EINVAL for
+ * NULL.  Safe from any thread, including a signal-handling thread. */
+ZKL_EXTERN int zkl_mutex_cancel(zkl_mutex_t *m);
+
+/* The fencing token of the current hold: the ZooKeeper transaction id that
+ * created the holder's node (czxid).  It strictly increases from one holder
+ * of the lock to the next, across processes and machines, so a resource can
+ * refuse writes that carry an older token.
+ *   0           *token set.
+ *   ZKL_EPERM   the calling thread does not hold the lock.
+ *   ZKL_EINVAL  m or token is NULL. */
+ZKL_EXTERN int zkl_mutex_token(zkl_mutex_t *m, uint64_t *token);
+
+/* Whether the calling thread holds the lock: 1 yes, 0 no,
+ * ZKL_ESUSPENDED when it holds it but the connection is down (the hold is in
+ * doubt), ZKL_ELOST when it held it and the session is gone, ZKL_EINVAL for
+ * NULL.  Makes no ZooKeeper call. */
+ZKL_EXTERN int zkl_mutex_holding(zkl_mutex_t *m);
+
+/* Copies the full path of this object's current contender node into buf
+ * (NUL-terminated).  0; ZKL_EPERM if it has no node now; ZKL_EINVAL for NULL
+ * or a buffer too small (len < 1024 is always enough for valid paths). */
+ZKL_EXTERN int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len);
+
+/* Destroys m: wakes any waiter with ZKL_ECANCELED, releases the lock if it is
+ * held, removes watches, frees memory.  NULL-safe.  Must not race with other
+ * calls on m (join the threads that use it first). */
+ZKL_EXTERN void zkl_mutex_destroy(zkl_mutex_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZKL_MUTEX_H */

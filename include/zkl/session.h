@@ -1,0 +1,109 @@
+/* zkl/session.h - one ZooKeeper connection, shared by any number of recipes.
+ *
+ * Thread-safety: a session may be used from any number of threads at once,
+ * and shared by any number of recipe objects (mutexes, ...).  Every function
+ * here is thread-safe except zkl_session_close(), which must be the last call
+ * on the session.
+ */
+#ifndef ZKL_SESSION_H
+#define ZKL_SESSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "zkl/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ZooKeeper's handle type, declared here so that <zkl.h> does not need
+ * <zookeeper/zookeeper.h>; the same typedef as ZooKeeper's own. */
+typedef struct _zhandle zhandle_t;
+struct ACL_vector;
+
+typedef struct zkl_session zkl_session_t;
+
+/* Which ACL zkl puts on the nodes it creates (lock roots and contenders). */
+typedef enum zkl_acl {
+  ZKL_ACL_OPEN = 0,        /* world:anyone has every permission (default) */
+  ZKL_ACL_CREATOR_ALL = 1, /* only the authenticated creator (needs auth)  */
+  ZKL_ACL_READ_ALL = 2,    /* creator has all, world may read              */
+  ZKL_ACL_CUSTOM = 3       /* the vector in zkl_session_opts_t.custom_acl  */
+} zkl_acl_t;
+
+/* Session states, as zkl_session_state() reports them. */
+typedef enum zkl_session_state {
+  ZKL_SESSION_CONNECTING = 0, /* not yet connected for the first time       */
+  ZKL_SESSION_CONNECTED = 1,  /* connected; holds are valid                 */
+  ZKL_SESSION_SUSPENDED = 2,  /* connection lost; session may still be alive:
+                                 a hold is in doubt until it comes back     */
+  ZKL_SESSION_LOST = 3,       /* session expired or closed: every hold and
+                                 every queued node of it is gone            */
+  ZKL_SESSION_CLOSED = 4      /* zkl_session_close() has begun              */
+} zkl_session_state_t;
+
+/* Options for zkl_session_open().  Always start from zkl_session_opts_init()
+ * so that fields added in later versions get their defaults. */
+typedef struct zkl_session_opts {
+  int32_t session_timeout_ms; /* asked of the server; default 10000. The
+                                 server clamps it to [2, 20] x its tickTime */
+  int32_t connect_timeout_ms; /* how long zkl_session_open() waits for the
+                                 first connection; default 10000           */
+  const char *auth;           /* digest "user:password", or NULL (default) */
+  zkl_acl_t acl;              /* ACL of created nodes; default ZKL_ACL_OPEN */
+  const struct ACL_vector *custom_acl; /* used with ZKL_ACL_CUSTOM; copied  */
+  FILE *log_stream;           /* where the ZooKeeper client's log goes; NULL
+                                 (default) discards it                     */
+  int log_level;              /* 0 (default): leave ZooKeeper's process-wide
+                                 level alone; 1..4 = error, warn, info, debug
+                                 sets it with zoo_set_debug_level()          */
+} zkl_session_opts_t;
+
+/* Fills *opts with the defaults above.  Thread-safe. */
+ZKL_EXTERN void zkl_session_opts_init(zkl_session_opts_t *opts);
+
+/* Connects to the ZooKeeper ensemble `hosts` ("host:port,host:port[/chroot]")
+ * and returns only once the session is established.
+ *   0               *out is a connected session; close it with
+ *                   zkl_session_close().
+ *   ZKL_EINVAL      out or hosts is NULL, hosts is empty, or an option is out
+ *                   of range (timeouts <= 0, CREATOR_ALL without auth, CUSTOM
+ *                   without custom_acl, auth without a ':').
+ *   ZKL_ECONNECT    no server answered within connect_timeout_ms, or the
+ *                   host string could not be resolved; the message printed to
+ *                   opts->log_stream (if any) names the hosts.
+ *   ZKL_EAUTH       the server refused the digest credentials.
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or thread creation failed.
+ * On any failure *out is left NULL and nothing is left allocated or running.
+ * Ownership: hosts and every option (strings, ACL) are copied. */
+ZKL_EXTERN int zkl_session_open(zkl_session_t **out, const char *hosts,
+                                const zkl_session_opts_t *opts);
+
+/* Closes the session now: the server deletes every ephemeral node it
+ * created at once, so every lock held or queued through it is released.
+ * Recipe objects still alive on the session stay valid as memory: their
+ * calls fail with ZKL_ELOST and they must still be destroyed; the session's
+ * own memory is freed with the last of them.  NULL-safe.  Must not race
+ * with other calls on s or on its recipe objects. */
+ZKL_EXTERN void zkl_session_close(zkl_session_t *s);
+
+/* The session's state now (see zkl_session_state_t); ZKL_EINVAL for NULL.
+ * Thread-safe. */
+ZKL_EXTERN int zkl_session_state(zkl_session_t *s);
+
+/* The negotiated session timeout in milliseconds (0 before connection),
+ * ZKL_EINVAL for NULL.  Thread-safe. */
+ZKL_EXTERN int zkl_session_timeout(zkl_session_t *s);
+
+/* The ZooKeeper session id (0 if none).  Thread-safe. */
+ZKL_EXTERN int64_t zkl_session_id(zkl_session_t *s);
+
+/* Escape hatch: the underlying ZooKeeper handle, for the caller's own
+ * ZooKeeper calls on the same session.  Owned by the session: do not close
+ * it, and do not register a global watcher on it.  NULL for NULL. */
+ZKL_EXTERN zhandle_t *zkl_session_zhandle(zkl_session_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZKL_SESSION_H */

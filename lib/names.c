@@ -1,0 +1,125 @@
+/* lib/names.c - contender node names: parsing, ordering, our own prefix,
+ * and the release mark kept in a lock root's data. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+
+#include "zkl-int.h"
+
+/* ZooKeeper appends "%010d" of a signed 32-bit counter: ten digits, or,
+ * once the counter has wrapped, a minus sign and at least nine digits
+ * ("-000000005", "-2147483648"). */
+#define SEQ_DIGITS 10
+
+static int parse_digits(const char *s, size_t n, int neg, int32_t *out) {
+  long long v = 0;
+  for (size_t i = 0; i < n; i++) v = v * 10 + (s[i] - '0');
+  if (neg) v = -v;
+  if (v < INT32_MIN || v > INT32_MAX) return -1;
+  *out = (int32_t)v;
+  return 0;
+}
+
+/* Markers that end the part of a name before the sequence, longest first
+ * where one is a suffix of another. */
+static const struct {
+  const char *text;
+  zkl__kind_t kind;
+} markers[] = {
+    {"__rlock__", ZKL__KIND_KAZOO_RLOCK},
+    {"__lock__", ZKL__KIND_KAZOO_LOCK},
+    {"-__READ__", ZKL__KIND_READ},
+    {"-__WRIT__", ZKL__KIND_WRITE},
+    {"-lock-", ZKL__KIND_LOCK},
+    {"-latch-", ZKL__KIND_LATCH},
+};
+
+static zkl__kind_t marker_before(const char *name, size_t end) {
+  for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++) {
+    size_t ml = strlen(markers[i].text);
+    if (end >= ml && memcmp(name + end - ml, markers[i].text, ml) == 0)
+      return markers[i].kind;
+  }
+  return ZKL__KIND_NONE;
+}
+
+int zkl__name_parse(const char *name, zkl__node_t *out) {
+  if (name == NULL || out == NULL) return ZKL_EINVAL;
+  size_t len = strlen(name), digits = 0;
+  while (digits < len && name[len - 1 - digits] >= '0' &&
+         name[len - 1 - digits] <= '9')
+    digits++;
+  size_t head = len - digits;
+  int32_t seq;
+  /* positive: <marker><10 digits> */
+  zkl__kind_t kind = digits == SEQ_DIGITS ? marker_before(name, head)
+                                          : ZKL__KIND_NONE;
+  if (kind != ZKL__KIND_NONE) {
+    if (parse_digits(name + head, digits, 0, &seq) != 0) return ZKL_EINVAL;
+  } else {
+    /* negative: <marker>-<9 or 10 digits> */
+    if (digits < SEQ_DIGITS - 1 || digits > SEQ_DIGITS || head == 0 ||
+        name[head - 1] != '-')
+      return ZKL_EINVAL;
+    kind = marker_before(name, head - 1);
+    if (kind == ZKL__KIND_NONE ||
+        parse_digits(name + head, digits, 1, &seq) != 0 || seq >= 0)
+      return ZKL_EINVAL;
+  }
+  out->name = name;
+  out->seq = seq;
+  out->kind = kind;
+  return 0;
+}
+
+int zkl__seq_cmp(int32_t a, int32_t b) {
+  int32_t d = (int32_t)((uint32_t)a - (uint32_t)b);
+  return (d > 0) - (d < 0);
+}
+
+static int node_cmp(const void *x, const void *y) {
+  const zkl__node_t *a = x, *b = y;
+  int c = zkl__seq_cmp(a->seq, b->seq);
+  return c != 0 ? c : strcmp(a->name, b->name);
+}
+
+void zkl__nodes_sort(zkl__node_t *v, size_t n) {
+  if (n > 1) qsort(v, n, sizeof *v, node_cmp);
+}
+
+int zkl__name_is_mine(const char *name, const char *prefix) {
+  return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]) {
+  uuid_t u;
+  uuid_generate_random(u);
+  memcpy(out, "_c_", 3);
+  uuid_unparse_lower(u, out + 3);
+  out[ZKL__PREFIX_LEN - 1] = '-';
+  out[ZKL__PREFIX_LEN] = '\0';
+}
+
+#define MARK_TAG "zkl-released:"
+
+int zkl__mark_format(char *buf, size_t len, int64_t czxid) {
+  int n = snprintf(buf, len, MARK_TAG "%" PRId64, czxid);
+  return n > 0 && (size_t)n < len ? n : ZKL_EINVAL;
+}
+
+int zkl__mark_parse(const char *buf, int len, int64_t *czxid) {
+  const size_t tag = sizeof MARK_TAG - 1;
+  if (buf == NULL || len <= (int)tag || len > 40) return ZKL_EINVAL;
+  if (memcmp(buf, MARK_TAG, tag) != 0) return ZKL_EINVAL;
+  int64_t v = 0;
+  for (int i = (int)tag; i < len; i++) {
+    if (buf[i] < '0' || buf[i] > '9') return ZKL_EINVAL;
+    int d = buf[i] - '0';
+    if (v > (INT64_MAX - d) / 10) return ZKL_EINVAL;
+    v = v * 10 + d;
+  }
+  *czxid = v;
+  return 0;
+}

@@ -1,0 +1,385 @@
+/* lib/session.c - one ZooKeeper connection: open/close, its state, and the
+ * single watcher that turns ZooKeeper events into condition-variable
+ * signals.  The watcher runs on ZooKeeper's completion thread and does
+ * nothing else: no ZooKeeper call, no user code. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl-int.h"
+
+struct zkl_session {
+  zhandle_t *zh;
+  pthread_mutex_t mu;       /* guards everything below                  */
+  pthread_cond_t cv;        /* state changes (zkl_session_open waits)   */
+  int state;                /* zkl_session_state_t                      */
+  int auth_failed;
+  unsigned epoch;           /* bumped on every session event            */
+  int timeout_ms;           /* negotiated                               */
+  int64_t id;
+  zkl__waiter_t *waiters;   /* threads blocked in the contention core   */
+  int refs;                 /* live recipe objects                      */
+  int close_pending;        /* zkl_session_close() waits for refs == 0  */
+  struct ACL_vector acl;    /* owned copy, for every node we create     */
+  char *hosts;
+};
+
+void zkl_session_opts_init(zkl_session_opts_t *o) {
+  if (o == NULL) return;
+  memset(o, 0, sizeof *o);
+  o->session_timeout_ms = 10000;
+  o->connect_timeout_ms = 10000;
+  o->acl = ZKL_ACL_OPEN;
+}
+
+/* ---- ACLs ------------------------------------------------------------- */
+
+static int acl_copy(struct ACL_vector *dst, const struct ACL_vector *src) {
+  dst->count = 0;
+  dst->data = calloc(src->count > 0 ? (size_t)src->count : 1, sizeof *dst->data);
+  if (dst->data == NULL) return ZKL_ENOMEM;
+  for (int i = 0; i < src->count; i++) {
+    struct ACL *a = &dst->data[i];
+    a->perms = src->data[i].perms;
+    a->id.scheme = strdup(src->data[i].id.scheme ? src->data[i].id.scheme : "");
+    a->id.id = strdup(src->data[i].id.id ? src->data[i].id.id : "");
+    dst->count = i + 1;
+    if (a->id.scheme == NULL || a->id.id == NULL) return ZKL_ENOMEM;
+  }
+  return 0;
+}
+
+static void acl_free(struct ACL_vector *v) {
+  for (int i = 0; i < v->count; i++) {
+    free(v->data[i].id.scheme);
+    free(v->data[i].id.id);
+  }
+  free(v->data);
+  v->data = NULL;
+  v->count = 0;
+}
+
+static int acl_choose(struct ACL_vector *dst, const zkl_session_opts_t *o) {
+  struct ACL read_all[] = {{ZOO_PERM_READ, {"world", "anyone"}},
+                           {ZOO_PERM_ALL, {"auth", ""}}};
+  struct ACL_vector read_all_v = {2, read_all};
+  switch (o->acl) {
+    case ZKL_ACL_OPEN: return acl_copy(dst, &ZOO_OPEN_ACL_UNSAFE);
+    case ZKL_ACL_CREATOR_ALL: return acl_copy(dst, &ZOO_CREATOR_ALL_ACL);
+    case ZKL_ACL_READ_ALL: return acl_copy(dst, &read_all_v);
+    case ZKL_ACL_CUSTOM: return acl_copy(dst, o->custom_acl);
+  }
+  return ZKL_EINVAL;
+}
+
+static int opts_check(const zkl_session_opts_t *o) {
+  if (o->session_timeout_ms <= 0 || o->connect_timeout_ms <= 0)
+    return zkl__fail(ZKL_EINVAL, "timeouts must be positive");
+  if (o->acl < ZKL_ACL_OPEN || o->acl > ZKL_ACL_CUSTOM)
+    return zkl__fail(ZKL_EINVAL, "unknown ACL choice %d", (int)o->acl);
+  if (o->acl == ZKL_ACL_CUSTOM &&
+      (o->custom_acl == NULL || o->custom_acl->count <= 0))
+    return zkl__fail(ZKL_EINVAL, "ZKL_ACL_CUSTOM needs a non-empty custom_acl");
+  if (o->acl != ZKL_ACL_OPEN && o->acl != ZKL_ACL_CUSTOM && o->auth == NULL)
+    return zkl__fail(ZKL_EINVAL, "a creator ACL needs auth \"user:password\"");
+  if (o->auth != NULL && (strchr(o->auth, ':') == NULL || o->auth[0] == ':'))
+    return zkl__fail(ZKL_EINVAL, "auth must be \"user:password\"");
+  if (o->log_level < 0 || o->log_level > 4)
+    return zkl__fail(ZKL_EINVAL, "log_level must be 0..4");
+  return 0;
+}
+
+/* ---- the watcher -------------------------------------------------------- */
+
+static void note_session_event(zkl_session_t *s, int state) {
+  if (state == ZOO_CONNECTED_STATE) {
+    s->state = ZKL_SESSION_CONNECTED;
+    s->timeout_ms = zoo_recv_timeout(s->zh);
+    const clientid_t *cid = zoo_client_id(s->zh);
+    s->id = cid != NULL ? cid->client_id : 0;
+  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+    s->state = ZKL_SESSION_LOST;
+  } else if (state == ZOO_AUTH_FAILED_STATE) {
+    s->auth_failed = 1;
+    s->state = ZKL_SESSION_LOST;
+  } else if (s->state == ZKL_SESSION_CONNECTED) {
+    /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive. */
+    s->state = ZKL_SESSION_SUSPENDED;
+  }
+}
+
+void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
+                  void *ctx) {
+  (void)zh;
+  zkl_session_t *s = ctx;
+  pthread_mutex_lock(&s->mu);
+  if (type == ZOO_SESSION_EVENT) {
+    if (s->state != ZKL_SESSION_CLOSED) note_session_event(s, state);
+    s->epoch++;
+    pthread_cond_broadcast(&s->cv);
+    for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
+      pthread_cond_signal(&w->cv);
+  } else if (path != NULL) {
+    for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
+      if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
+        w->fired = 1;
+        w->fired_type = type;
+        w->armed = 0;
+        pthread_cond_signal(&w->cv);
+      }
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* ZooKeeper's per-connection log callback, used to keep it quiet. */
+static void log_discard(const char *message) { (void)message; }
+
+/* ---- open / close ------------------------------------------------------- */
+
+static void session_free(zkl_session_t *s) {
+  if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
+  acl_free(&s->acl);
+  free(s->hosts);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+/* Shared between add_auth() and its completion; on add_auth()'s stack, which
+ * it never leaves before the completion has run. */
+struct auth_wait {
+  zkl_session_t *s;
+  int rc, done;
+};
+
+static void auth_done(int rc, const void *data) {
+  struct auth_wait *aw = (struct auth_wait *)data;
+  pthread_mutex_lock(&aw->s->mu);
+  aw->rc = rc;
+  aw->done = 1;
+  pthread_cond_broadcast(&aw->s->cv);
+  pthread_mutex_unlock(&aw->s->mu);
+}
+
+/* Adds digest credentials and waits for the server's verdict.  The client
+ * always completes the request (with an error on disconnect or close), so
+ * waiting without a deadline cannot hang past the connection's own fate. */
+static int add_auth(zkl_session_t *s, const char *auth) {
+  struct auth_wait aw = {s, 0, 0};
+  int rc = zoo_add_auth(s->zh, "digest", auth, (int)strlen(auth), auth_done,
+                        &aw);
+  if (rc != ZOK) return zkl__fail(ZKL_EAUTH, "add_auth: %s", zerror(rc));
+  pthread_mutex_lock(&s->mu);
+  while (!aw.done) pthread_cond_wait(&s->cv, &s->mu);
+  int failed = s->auth_failed;
+  pthread_mutex_unlock(&s->mu);
+  if (aw.rc == ZAUTHFAILED || failed)
+    return zkl__fail(ZKL_EAUTH, "server refused the digest credentials");
+  if (aw.rc != ZOK)
+    return zkl__fail(ZKL_ECONNECT, "add_auth: %s", zerror(aw.rc));
+  return 0;
+}
+
+static int wait_connected(zkl_session_t *s, int64_t deadline) {
+  pthread_mutex_lock(&s->mu);
+  while (s->state == ZKL_SESSION_CONNECTING &&
+         zkl__cond_wait_until(&s->cv, &s->mu, deadline) != ETIMEDOUT) {
+  }
+  int state = s->state, auth_failed = s->auth_failed;
+  pthread_mutex_unlock(&s->mu);
+  if (state == ZKL_SESSION_CONNECTED) return 0;
+  if (auth_failed) return zkl__fail(ZKL_EAUTH, "authentication failed");
+  return ZKL_ECONNECT;
+}
+
+int zkl_session_open(zkl_session_t **out, const char *hosts,
+                     const zkl_session_opts_t *opts) {
+  zkl__clear_error();
+  if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
+  *out = NULL;
+  if (hosts == NULL || hosts[0] == '\0')
+    return zkl__fail(ZKL_EINVAL, "hosts is NULL or empty");
+  zkl_session_opts_t defaults;
+  zkl_session_opts_init(&defaults);
+  const zkl_session_opts_t *o = opts != NULL ? opts : &defaults;
+  int rc = opts_check(o);
+  if (rc != 0) return rc;
+
+  zkl_session_t *s = calloc(1, sizeof *s);
+  if (s == NULL) return ZKL_ENOMEM;
+  if (pthread_mutex_init(&s->mu, NULL) != 0 || zkl__cond_init(&s->cv) != 0) {
+    free(s);
+    return ZKL_ESYSTEM;
+  }
+  s->state = ZKL_SESSION_CONNECTING;
+  s->hosts = strdup(hosts);
+  if (s->hosts == NULL || (rc = acl_choose(&s->acl, o)) != 0) {
+    session_free(s);
+    return ZKL_ENOMEM;
+  }
+  if (o->log_level > 0) zoo_set_debug_level((ZooLogLevel)o->log_level);
+  if (o->log_stream != NULL) zoo_set_log_stream(o->log_stream);
+
+  int64_t deadline = zkl__deadline_after_ms(o->connect_timeout_ms);
+  /* Hold the lock across init so the watcher cannot run before s->zh is
+   * set (it reads zoo_recv_timeout(s->zh) on connect). */
+  pthread_mutex_lock(&s->mu);
+  s->zh = zookeeper_init2(hosts, zkl__watcher, o->session_timeout_ms, NULL, s,
+                          0, o->log_stream != NULL ? NULL : log_discard);
+  int err = errno;
+  pthread_mutex_unlock(&s->mu);
+  if (s->zh == NULL) {
+    session_free(s);
+    return zkl__fail(err == ENOMEM ? ZKL_ENOMEM : ZKL_ECONNECT,
+                     "cannot use ZooKeeper hosts \"%s\": %s", hosts,
+                     strerror(err));
+  }
+  rc = wait_connected(s, deadline);
+  if (rc == ZKL_ECONNECT)
+    zkl__fail(rc, "cannot connect to ZooKeeper at %s within %d ms", hosts,
+              (int)o->connect_timeout_ms);
+  if (rc == 0 && o->auth != NULL) rc = add_auth(s, o->auth);
+  if (rc != 0) {
+    if (o->log_stream != NULL)
+      fprintf(o->log_stream, "zkl: %s\n", zkl_last_error());
+    session_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+void zkl_session_close(zkl_session_t *s) {
+  if (s == NULL) return;
+  pthread_mutex_lock(&s->mu);
+  s->state = ZKL_SESSION_CLOSED;
+  s->epoch++;
+  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
+    pthread_cond_signal(&w->cv);
+  int defer = s->refs > 0;
+  s->close_pending = defer;
+  zhandle_t *zh = s->zh;
+  s->zh = NULL;
+  pthread_mutex_unlock(&s->mu);
+  /* Ends the session on the server now: every ephemeral node goes at once.
+   * Joins ZooKeeper's threads, so no watcher runs after this.  Unlocked,
+   * because the watcher may be waiting for s->mu. */
+  if (zh != NULL) zookeeper_close(zh);
+  if (!defer) session_free(s);
+}
+
+void zkl__session_ref(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->refs++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void zkl__session_unref(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int last = --s->refs == 0 && s->close_pending;
+  pthread_mutex_unlock(&s->mu);
+  if (last) session_free(s);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+int zkl_session_state(zkl_session_t *s) {
+  if (s == NULL) return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  int st = s->state;
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+int zkl_session_timeout(zkl_session_t *s) {
+  if (s == NULL) return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  int t = s->timeout_ms;
+  pthread_mutex_unlock(&s->mu);
+  return t;
+}
+
+int64_t zkl_session_id(zkl_session_t *s) {
+  if (s == NULL) return 0;
+  pthread_mutex_lock(&s->mu);
+  int64_t id = s->id;
+  pthread_mutex_unlock(&s->mu);
+  return id;
+}
+
+zhandle_t *zkl_session_zhandle(zkl_session_t *s) {
+  return s != NULL ? s->zh : NULL;
+}
+
+zhandle_t *zkl__zh(zkl_session_t *s) { return s->zh; }
+
+const struct ACL_vector *zkl__session_acl(zkl_session_t *s) {
+  return &s->acl;
+}
+
+int zkl__health_locked(zkl_session_t *s) {
+  if (s->state == ZKL_SESSION_LOST || s->state == ZKL_SESSION_CLOSED)
+    return ZKL_ELOST;
+  if (s->state == ZKL_SESSION_SUSPENDED) return ZKL_ESUSPENDED;
+  return 0;
+}
+
+int zkl__session_health(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int h = zkl__health_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return h;
+}
+
+int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline) {
+  return zkl__cond_wait_until(&w->cv, &s->mu, deadline) == ETIMEDOUT
+             ? ZKL_ETIMEDOUT
+             : 0;
+}
+
+/* ---- waiters ---------------------------------------------------------------- */
+
+int zkl__waiter_init(zkl__waiter_t *w) {
+  memset(w, 0, sizeof *w);
+  return zkl__cond_init(&w->cv);
+}
+
+void zkl__waiter_fini(zkl__waiter_t *w) { pthread_cond_destroy(&w->cv); }
+
+void zkl__session_lock(zkl_session_t *s) { pthread_mutex_lock(&s->mu); }
+void zkl__session_unlock(zkl_session_t *s) { pthread_mutex_unlock(&s->mu); }
+unsigned zkl__session_epoch(zkl_session_t *s) { return s->epoch; }
+void zkl__waiter_kick(zkl__waiter_t *w) { pthread_cond_signal(&w->cv); }
+
+void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
+                          const char *path) {
+  if (w->prev == NULL && s->waiters != w) {
+    w->next = s->waiters;
+    if (s->waiters != NULL) s->waiters->prev = w;
+    s->waiters = w;
+  }
+  w->watch_path = path;
+  w->fired = 0;
+  w->fired_type = 0;
+}
+
+void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w) {
+  if (w->prev != NULL) w->prev->next = w->next;
+  else if (s->waiters == w) s->waiters = w->next;
+  else return; /* not registered */
+  if (w->next != NULL) w->next->prev = w->prev;
+  w->prev = w->next = NULL;
+  w->watch_path = NULL;
+}
+
+void zkl__waiters_poke_path(zkl_session_t *s, const char *path) {
+  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
+    if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
+      w->fired = 1;
+      w->fired_type = ZOO_NOTWATCHING_EVENT;
+      pthread_cond_signal(&w->cv);
+    }
+  }
+}

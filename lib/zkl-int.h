@@ -1,0 +1,185 @@
+/* lib/zkl-int.h - PRIVATE to libzkl: not installed, not part of the API.
+ *
+ * Internal non-static functions are named zkl__*; they are hidden by
+ * -fvisibility=hidden, and unit tests reach them through the static
+ * convenience library.
+ */
+#ifndef ZKL_INT_H
+#define ZKL_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zkl.h"
+
+/* ---- errors (errors.c) ------------------------------------------------ */
+
+/* Records a detail message for zkl_last_error() and returns err, so that
+ * `return zkl__fail(ZKL_EINVAL, "path %s ...", p);` reads naturally. */
+int zkl__fail(int err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Clears the detail message (called on entry of public functions). */
+void zkl__clear_error(void);
+
+/* ---- time (time.c) ---------------------------------------------------- */
+
+#define ZKL__FOREVER INT64_MAX
+int64_t zkl__now_ns(void);                      /* CLOCK_MONOTONIC */
+/* Absolute deadline for a relative timeout; <0 = forever. */
+int64_t zkl__deadline_after_ms(int64_t timeout_ms);
+/* Waits on cv until signalled or the monotonic deadline; ETIMEDOUT at the
+ * deadline.  cv must have been made by zkl__cond_init(). */
+int zkl__cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                         int64_t deadline_ns);
+int zkl__cond_init(pthread_cond_t *cv);         /* CLOCK_MONOTONIC cond */
+
+/* ---- paths (path.c) --------------------------------------------------- */
+
+#define ZKL__PATH_MAX 900   /* room left for "/_c_<uuid>-__WRIT__<seq>" */
+/* 0 if `path` may be a lock root, else ZKL_EINVAL with a detail message. */
+int zkl__path_validate(const char *path);
+
+/* ---- contender node names (names.c) ------------------------------------ */
+
+/* What kind of contender a child's name says it is. */
+typedef enum zkl__kind {
+  ZKL__KIND_NONE = 0,    /* not a contender: ignored                     */
+  ZKL__KIND_LOCK,        /* ...-lock-<seq>   Curator, go-zookeeper, zkl  */
+  ZKL__KIND_KAZOO_LOCK,  /* ...__lock__<seq> kazoo Lock / WriteLock      */
+  ZKL__KIND_KAZOO_RLOCK, /* ...__rlock__<seq> kazoo ReadLock             */
+  ZKL__KIND_READ,        /* ..._c_<uuid>-__READ__<seq> Curator rwlock    */
+  ZKL__KIND_WRITE,       /* ..._c_<uuid>-__WRIT__<seq> Curator rwlock    */
+  ZKL__KIND_LATCH        /* ...latch-<seq>   Curator LeaderLatch         */
+} zkl__kind_t;
+
+typedef struct zkl__node {
+  const char *name;  /* child name (borrowed from the listing)            */
+  int32_t seq;       /* ZooKeeper's signed 32-bit sequence counter         */
+  zkl__kind_t kind;
+} zkl__node_t;
+
+/* Parses a child name.  0 and *out filled for a contender; ZKL_EINVAL for
+ * anything else (other children are ignored, never fatal). */
+int zkl__name_parse(const char *name, zkl__node_t *out);
+/* Orders sequence numbers with serial-number arithmetic, so the order stays
+ * right when ZooKeeper's counter wraps from 2^31-1 to -2^31. */
+int zkl__seq_cmp(int32_t a, int32_t b);
+void zkl__nodes_sort(zkl__node_t *v, size_t n);
+/* Whether `name` was created by the contender whose prefix is `prefix`
+ * ("_c_<uuid>-"). */
+int zkl__name_is_mine(const char *name, const char *prefix);
+/* Fills a fresh random prefix "_c_<uuid>-" (41 bytes with NUL). */
+#define ZKL__PREFIX_LEN 40
+void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]);
+
+/* The release mark kept in a lock root's data: the czxid of the last node
+ * that released an EXCLUSIVE hold.  Every contender created no later than it
+ * is gone (see docs/design.md, "O(1) wake-ups"). */
+int zkl__mark_format(char *buf, size_t len, int64_t czxid);
+int zkl__mark_parse(const char *buf, int len, int64_t *czxid);
+
+/* ---- drivers (driver.c): what makes a recipe a recipe -------------------- */
+
+typedef struct zkl__driver {
+  const char *name;       /* for messages: "mutex", "read lock", ...      */
+  const char *marker;     /* between prefix and sequence: "lock-", ...   */
+  zkl__kind_t kind;       /* the kind of our own nodes                    */
+  int exclusive;          /* a hold proves every lower node gone, so its
+                             release may leave the release mark          */
+  /* Does a node of kind k take part in this recipe's queue? */
+  int (*counts)(zkl__kind_t k);
+  /* Given the contenders below us in queue order (believed present),
+   * returns -1 when we are granted, else the index of the one to watch. */
+  ptrdiff_t (*blocker)(const zkl__node_t *lower, size_t n);
+} zkl__driver_t;
+
+extern const zkl__driver_t zkl__driver_mutex;
+
+/* ---- session internals (session.c) -------------------------------------- */
+
+/* A thread waiting for a node event or a session change.  Lives inside a
+ * contender; registered with the session only while waiting.  Guarded by the
+ * session's mutex. */
+typedef struct zkl__waiter {
+  struct zkl__waiter *prev, *next;
+  pthread_cond_t cv;          /* paired with the session's mutex          */
+  const char *watch_path;     /* node watched now, or NULL                */
+  int fired;                  /* event on watch_path since armed          */
+  int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
+  int armed;                  /* the server may still hold our watch      */
+} zkl__waiter_t;
+
+int zkl__waiter_init(zkl__waiter_t *w);
+void zkl__waiter_fini(zkl__waiter_t *w);
+
+struct _zhandle;
+struct ACL_vector;
+struct _zhandle *zkl__zh(zkl_session_t *s);
+const struct ACL_vector *zkl__session_acl(zkl_session_t *s);
+void zkl__session_ref(zkl_session_t *s);
+void zkl__session_unref(zkl_session_t *s);
+/* 0 when usable, ZKL_ELOST when expired/closed, ZKL_ESUSPENDED when the
+ * connection is down. */
+int zkl__session_health(zkl_session_t *s);
+/* The watcher every zkl watch uses (ctx = the session). */
+void zkl__watcher(struct _zhandle *zh, int type, int state, const char *path,
+                  void *ctx);
+
+void zkl__session_lock(zkl_session_t *s);
+void zkl__session_unlock(zkl_session_t *s);
+/* With the session locked: add/remove w, point its watch at path. */
+void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
+                          const char *path);
+void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w);
+unsigned zkl__session_epoch(zkl_session_t *s); /* with the session locked */
+int zkl__health_locked(zkl_session_t *s);        /* with the session locked */
+/* With the session locked: waits on w->cv until signalled (0) or the
+ * deadline (ZKL_ETIMEDOUT). */
+int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline);
+/* With the session locked: wakes every waiter watching path, as if its
+ * watch had fired (it re-checks and re-arms). */
+void zkl__waiters_poke_path(zkl_session_t *s, const char *path);
+/* Wakes a registered waiter (cancel); with the session locked. */
+void zkl__waiter_kick(zkl__waiter_t *w);
+
+/* ---- the contention core (contend.c) ------------------------------------- */
+
+typedef struct zkl__contender {
+  zkl_session_t *s;
+  const zkl__driver_t *drv;
+  char *root;                   /* lock root path                        */
+  size_t root_len;
+  char prefix[ZKL__PREFIX_LEN + 1]; /* "_c_<uuid>-": finds our node after
+                                       a connection loss                  */
+  char *data;                   /* contender node data                   */
+  int data_len;
+  char *node;                   /* full path of our node, or NULL        */
+  int32_t seq;
+  int64_t czxid;                /* fencing token                         */
+  int64_t session_id;           /* session that created node             */
+  int no_mark;                  /* root refused the release mark          */
+  atomic_uint cancel_gen;       /* bumped by zkl__contend_cancel()        */
+  zkl__waiter_t w;
+} zkl__contender_t;
+
+int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
+                        const zkl__driver_t *drv, const char *path,
+                        const void *data, size_t data_len);
+void zkl__contender_fini(zkl__contender_t *c);
+
+#define ZKL__TRY 0   /* deadline value meaning "do not wait at all" */
+/* Creates our node and waits until granted, the absolute monotonic
+ * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than
+ * cancel_seen, or session loss.  On any failure no node is left. */
+int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
+                         unsigned cancel_seen);
+/* Deletes our node (leaving the release mark for exclusive drivers).
+ * 0, or ZKL_ELOST if the session had already lost it. */
+int zkl__contend_release(zkl__contender_t *c);
+/* Wakes a blocked zkl__contend_acquire() with ZKL_ECANCELED. */
+void zkl__contend_cancel(zkl__contender_t *c);
+
+#endif /* ZKL_INT_H */

@@ -1,0 +1,39 @@
+/* tests/integration/itest.h - shared helpers of the integration suites,
+ * which run against a real ZooKeeper named by $ZKL_TEST_HOSTS. */
+#ifndef ZKL_ITEST_H
+#define ZKL_ITEST_H
+
+#include <check.h>
+#include <stdint.h>
+#include <zkl.h>
+#include <zookeeper/zookeeper.h>
+
+Suite *session_suite(void);
+Suite *mutex_suite(void);
+Suite *exclusion_suite(void);
+Suite *kazoo_suite(void);
+
+/* Every TCase gets this timeout (seconds), scaled under valgrind. */
+#define IT_TIMEOUT 60
+TCase *it_tcase(const char *name);
+
+const char *it_hosts(void);
+/* A unique root znode for one test: /zkl-test/<tag>-<pid>-<n>-<ns>. */
+void it_root(char *buf, size_t len, const char *tag);
+zkl_session_t *it_session(void);
+zkl_session_t *it_session_timeout(int session_timeout_ms);
+/* Children of path (0 if it does not exist); names copied if v != NULL. */
+int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
+/* Polls pred every 5 ms until it returns non-zero or timeout_ms passes;
+ * returns pred's last answer. */
+int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms);
+/* The answer of a four-letter word from the first server (malloc'ed). */
+char *it_4lw(const char *word);
+int64_t it_now_ms(void);
+void it_sleep_ms(int ms);
+/* Forces the session to expire on the server (the classic trick: a second
+ * handle with the same id and password closes it) and waits until s says
+ * ZKL_SESSION_LOST. */
+void it_expire_session(zkl_session_t *s);
+
+#endif

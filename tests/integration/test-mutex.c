@@ -1,0 +1,629 @@
+/* tests/integration/test-mutex.c - the exclusive lock on a real server:
+ * protocol shape, try/timed/cancel, reentrancy, FIFO, herd freedom,
+ * fencing tokens and bad input. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static zkl_mutex_t *new_mutex(zkl_session_t *s, const char *path) {
+  zkl_mutex_t *m = NULL;
+  int rc = zkl_mutex_create(&m, s, path, NULL);
+  ck_assert_msg(rc == 0, "mutex_create %s: %s", path, zkl_strerror(rc));
+  return m;
+}
+
+static struct Stat stat_of(zkl_session_t *s, const char *path) {
+  struct Stat st;
+  int rc = zoo_exists(zkl_session_zhandle(s), path, 0, &st);
+  ck_assert_msg(rc == ZOK, "exists %s: %s", path, zerror(rc));
+  return st;
+}
+
+/* ---- protocol shape ------------------------------------------------------- */
+
+START_TEST(node_shape_data_and_container_root) {
+  char root[128], path[160], node[1024], host[256], want[300];
+  it_root(root, sizeof root, "shape");
+  snprintf(path, sizeof path, "%s/a/b", root);
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, path);
+  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), ZKL_EPERM);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+
+  /* <path>/_c_<36-char uuid>-lock-<10 digits> */
+  const char *name = node + strlen(path) + 1;
+  ck_assert(strncmp(node, path, strlen(path)) == 0);
+  ck_assert_int_eq(strlen(name), 3 + 36 + 6 + 10);
+  ck_assert(strncmp(name, "_c_", 3) == 0);
+  ck_assert(strncmp(name + 39, "-lock-", 6) == 0);
+  ck_assert_int_eq(strspn(name + 45, "0123456789"), 10);
+
+  /* ephemeral, owned by our session, data "host:pid" */
+  struct Stat st = stat_of(s, node);
+  ck_assert_int_eq(st.ephemeralOwner, zkl_session_id(s));
+  char data[300];
+  int len = sizeof data - 1;
+  ck_assert_int_eq(zoo_get(zkl_session_zhandle(s), node, 0, data, &len, NULL),
+                   ZOK);
+  data[len] = '\0';
+  gethostname(host, sizeof host);
+  snprintf(want, sizeof want, "%s:%ld", host, (long)getpid());
+  ck_assert_str_eq(data, want);
+
+  /* the missing parents are persistent (ZooKeeper's Stat does not tell
+   * containers apart; the reaping test below does) */
+  ck_assert(stat_of(s, path).ephemeralOwner == 0);
+
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(it_children(s, path, NULL), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+START_TEST(custom_node_data) {
+  char root[128], node[1024], data[64];
+  it_root(root, sizeof root, "data");
+  zkl_session_t *s = it_session();
+  zkl_mutex_opts_t o;
+  zkl_mutex_opts_init(&o);
+  o.data = "worker-7";
+  o.data_len = 8;
+  zkl_mutex_t *m;
+  ck_assert_int_eq(zkl_mutex_create(&m, s, root, &o), 0);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+  int len = sizeof data;
+  ck_assert_int_eq(zoo_get(zkl_session_zhandle(s), node, 0, data, &len, NULL),
+                   ZOK);
+  ck_assert_int_eq(len, 8);
+  ck_assert(memcmp(data, "worker-7", 8) == 0);
+  zkl_mutex_destroy(m); /* releases */
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* The server may remove an empty container root between two uses. */
+START_TEST(root_removed_between_uses) {
+  char root[128];
+  it_root(root, sizeof root, "reap");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, root);
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(zkl_mutex_lock(m), 0);
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+    ck_assert_int_eq(zoo_delete(zkl_session_zhandle(s), root, -1), ZOK);
+  }
+  ck_assert_int_eq(zkl_mutex_trylock(m), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* Children that are not contenders are ignored, never fatal. */
+START_TEST(foreign_children_ignored) {
+  char root[128], junk[200];
+  it_root(root, sizeof root, "junk");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0); /* creates the root */
+  const char *names[] = {"readme", "x-lock-", "lock-12", "__lock__abc",
+                         "z-lock-99999999999"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(junk, sizeof junk, "%s/%s", root, names[i]);
+    ck_assert_int_eq(zoo_create(zkl_session_zhandle(s), junk, NULL, -1,
+                                &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                     ZOK);
+  }
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(m), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ---- try, timed, cancel ------------------------------------------------------ */
+
+START_TEST(trylock_on_held_lock_writes_nothing) {
+  char root[128];
+  it_root(root, sizeof root, "try");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  struct Stat before = stat_of(a, root);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY);
+  struct Stat after = stat_of(a, root);
+  /* cversion counts every child create and delete: none happened */
+  ck_assert_int_eq(after.cversion, before.cversion);
+  ck_assert_int_eq(after.numChildren, 1);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(ma), ZKL_EBUSY);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+/* Does the `wchc` answer list any watch under root? */
+static int watches_under(const char *root) {
+  char *out = it_4lw("wchc");
+  int n = 0;
+  for (const char *p = out; (p = strstr(p, root)) != NULL; p++) n++;
+  free(out);
+  return n;
+}
+
+START_TEST(timedlock_times_out_and_leaves_nothing) {
+  char root[128];
+  it_root(root, sizeof root, "timed");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  int64_t t0 = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_timedlock(mb, 300), ZKL_ETIMEDOUT);
+  int64_t took = it_now_ms() - t0;
+  ck_assert_int_ge(took, 290);
+  ck_assert_int_lt(took, 3000);
+  ck_assert_int_eq(it_children(a, root, NULL), 1); /* only the holder */
+  ck_assert_int_eq(watches_under(root), 0);         /* watch withdrawn */
+  ck_assert_int_eq(zkl_mutex_holding(mb), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), ZKL_EPERM);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_timedlock(mb, 1000), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+struct locker {
+  zkl_mutex_t *m;
+  int64_t timeout_ms; /* <0: lock() */
+  int rc;
+  volatile int started;
+  int64_t acquired_at;
+};
+
+static void *locker_main(void *arg) {
+  struct locker *l = arg;
+  l->started = 1;
+  l->rc = l->timeout_ms < 0 ? zkl_mutex_lock(l->m)
+                            : zkl_mutex_timedlock(l->m, l->timeout_ms);
+  l->acquired_at = it_now_ms();
+  if (l->rc == 0) zkl_mutex_unlock(l->m);
+  return NULL;
+}
+
+struct count_arg {
+  zkl_session_t *s;
+  const char *path;
+  int want;
+};
+
+static int has_children(void *arg) {
+  struct count_arg *c = arg;
+  return it_children(c->s, c->path, NULL) == c->want;
+}
+
+START_TEST(cancel_wakes_blocked_lock) {
+  char root[128];
+  it_root(root, sizeof root, "cancel");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  struct locker l = {.m = mb, .timeout_ms = -1};
+  pthread_t th;
+  pthread_create(&th, NULL, locker_main, &l);
+  struct count_arg c = {a, root, 2};
+  ck_assert(it_wait_until(has_children, &c, 5000)); /* b is queued */
+  int64_t t0 = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_cancel(mb), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(l.rc, ZKL_ECANCELED);
+  ck_assert_int_lt(it_now_ms() - t0, 2000);
+  ck_assert_int_eq(it_children(a, root, NULL), 1);
+  ck_assert_int_eq(watches_under(root), 0);
+  /* a cancel does not stick: the next lock works */
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_timedlock(mb, 2000), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+/* ---- threads of one process ------------------------------------------------------ */
+
+START_TEST(reentrant_per_thread) {
+  char root[128];
+  it_root(root, sizeof root, "reent");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_holding(m), 0);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  uint64_t t1, t2;
+  ck_assert_int_eq(zkl_mutex_token(m, &t1), 0);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(m), 0);
+  ck_assert_int_eq(zkl_mutex_timedlock(m, 10), 0);
+  ck_assert_int_eq(zkl_mutex_token(m, &t2), 0);
+  ck_assert(t1 == t2);
+  ck_assert_int_eq(it_children(s, root, NULL), 1); /* one node for all */
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+    ck_assert_int_eq(zkl_mutex_holding(m), 1);
+  }
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(zkl_mutex_holding(m), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_EPERM);
+  ck_assert_int_eq(zkl_mutex_token(m, &t2), ZKL_EPERM);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+struct other_thread {
+  zkl_mutex_t *m;
+  int unlock_rc, try_rc, timed_rc, holding;
+};
+
+static void *other_thread_main(void *arg) {
+  struct other_thread *o = arg;
+  o->unlock_rc = zkl_mutex_unlock(o->m);
+  o->try_rc = zkl_mutex_trylock(o->m);
+  o->timed_rc = zkl_mutex_timedlock(o->m, 200);
+  o->holding = zkl_mutex_holding(o->m);
+  return NULL;
+}
+
+START_TEST(other_thread_cannot_unlock_and_waits_locally) {
+  char root[128];
+  it_root(root, sizeof root, "local");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  struct Stat before = stat_of(s, root);
+  struct other_thread o = {.m = m};
+  pthread_t th;
+  pthread_create(&th, NULL, other_thread_main, &o);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(o.unlock_rc, ZKL_EPERM);
+  ck_assert_int_eq(o.try_rc, ZKL_EBUSY);
+  ck_assert_int_eq(o.timed_rc, ZKL_ETIMEDOUT);
+  ck_assert_int_eq(o.holding, 0);
+  /* all of that stayed local: no node created or deleted */
+  ck_assert_int_eq(stat_of(s, root).cversion, before.cversion);
+
+  /* a blocked local thread gets the lock once we release it */
+  struct locker l = {.m = m, .timeout_ms = 5000};
+  pthread_create(&th, NULL, locker_main, &l);
+  while (!l.started) it_sleep_ms(1);
+  it_sleep_ms(50);
+  ck_assert_int_eq(stat_of(s, root).cversion, before.cversion);
+  int64_t released = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(l.rc, 0);
+  ck_assert_int_ge(l.acquired_at, released);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+START_TEST(destroy_while_held_releases) {
+  char root[128];
+  it_root(root, sizeof root, "destroy");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY);
+  zkl_mutex_destroy(ma);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), 0);
+  zkl_mutex_destroy(mb);
+  ck_assert_int_eq(it_children(a, root, NULL), 0);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+/* ---- queue order, herd freedom, fencing ---------------------------------------------- */
+
+#define QN 6
+
+struct queued {
+  zkl_session_t *s;
+  zkl_mutex_t *m;
+  int index;
+  int *order;
+  int *next;
+  pthread_mutex_t *mu;
+  uint64_t token;
+  int rc;
+};
+
+static void *queued_main(void *arg) {
+  struct queued *q = arg;
+  q->rc = zkl_mutex_timedlock(q->m, 20000);
+  if (q->rc != 0) return NULL;
+  zkl_mutex_token(q->m, &q->token);
+  pthread_mutex_lock(q->mu);
+  q->order[(*q->next)++] = q->index;
+  pthread_mutex_unlock(q->mu);
+  it_sleep_ms(5);
+  zkl_mutex_unlock(q->m);
+  return NULL;
+}
+
+/* QN waiters queue one after another behind a holder.  While they wait,
+ * each node is watched by exactly one session (herd freedom, checked with
+ * the server's `wchp`); then they are served in arrival order with strictly
+ * increasing fencing tokens. */
+START_TEST(fifo_herd_free_and_tokens_increase) {
+  char root[128];
+  it_root(root, sizeof root, "fifo");
+  zkl_session_t *hs = it_session();
+  zkl_mutex_t *hm = new_mutex(hs, root);
+  ck_assert_int_eq(zkl_mutex_lock(hm), 0);
+  uint64_t holder_token;
+  ck_assert_int_eq(zkl_mutex_token(hm, &holder_token), 0);
+
+  struct queued q[QN];
+  pthread_t th[QN];
+  int order[QN], next = 0;
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 0; i < QN; i++) {
+    q[i] = (struct queued){.index = i, .order = order, .next = &next,
+                           .mu = &mu};
+    q[i].s = it_session();
+    q[i].m = new_mutex(q[i].s, root);
+    pthread_create(&th[i], NULL, queued_main, &q[i]);
+    struct count_arg c = {hs, root, i + 2};
+    ck_assert(it_wait_until(has_children, &c, 5000));
+  }
+  /* all queued: count the watchers of each contender node */
+  struct String_vector kids;
+  ck_assert_int_eq(it_children(hs, root, &kids), QN + 1);
+  char *wchp = it_4lw("wchp");
+  int watched_nodes = 0;
+  for (int i = 0; i < kids.count; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s\n", root, kids.data[i]);
+    const char *at = strstr(wchp, path);
+    if (at == NULL) continue; /* the last waiter's node: unwatched */
+    watched_nodes++;
+    /* the session ids listed under this path, up to the next path line */
+    int sessions = 0;
+    for (const char *p = at + strlen(path); *p == '\t' || *p == ' ';) {
+      sessions++;
+      p = strchr(p, '\n');
+      if (p == NULL) break;
+      p++;
+    }
+    ck_assert_msg(sessions == 1, "%s watched by %d sessions", kids.data[i],
+                  sessions);
+  }
+  ck_assert_int_eq(watched_nodes, QN); /* holder + all waiters but the last */
+  char root_line[160];
+  snprintf(root_line, sizeof root_line, "%s\n", root);
+  ck_assert_ptr_null(strstr(wchp, root_line)); /* nobody watches the root */
+  free(wchp);
+  deallocate_String_vector(&kids);
+
+  ck_assert_int_eq(zkl_mutex_unlock(hm), 0);
+  for (int i = 0; i < QN; i++) pthread_join(th[i], NULL);
+  uint64_t last = holder_token;
+  for (int i = 0; i < QN; i++) {
+    ck_assert_int_eq(q[i].rc, 0);
+    ck_assert_int_eq(order[i], i); /* FIFO */
+    ck_assert_msg(q[order[i]].token > last, "token %" PRIu64 " after %" PRIu64,
+                  q[order[i]].token, last);
+    last = q[order[i]].token;
+    zkl_mutex_destroy(q[i].m);
+    zkl_session_close(q[i].s);
+  }
+  ck_assert_int_eq(it_children(hs, root, NULL), 0);
+  zkl_mutex_destroy(hm);
+  zkl_session_close(hs);
+}
+END_TEST
+
+/* A waiter whose predecessor gives up re-watches the next one down, and
+ * is still served in order (the walk, not the release mark). */
+START_TEST(waiter_behind_abandoning_waiter) {
+  char root[128];
+  it_root(root, sizeof root, "abandon");
+  zkl_session_t *a = it_session(), *b = it_session(), *c = it_session();
+  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root),
+              *mc = new_mutex(c, root);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  struct locker lb = {.m = mb, .timeout_ms = -1};
+  struct locker lc = {.m = mc, .timeout_ms = 10000};
+  pthread_t tb, tc;
+  pthread_create(&tb, NULL, locker_main, &lb);
+  struct count_arg cnt = {a, root, 2};
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  pthread_create(&tc, NULL, locker_main, &lc);
+  cnt.want = 3;
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  zkl_mutex_cancel(mb); /* c's predecessor leaves the queue */
+  pthread_join(tb, NULL);
+  ck_assert_int_eq(lb.rc, ZKL_ECANCELED);
+  it_sleep_ms(100);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY); /* a still holds */
+  ck_assert_int_eq(it_children(a, root, NULL), 2);  /* a and c */
+  int64_t released = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  pthread_join(tc, NULL);
+  ck_assert_int_eq(lc.rc, 0);
+  ck_assert_int_ge(lc.acquired_at, released);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(a);
+  zkl_session_close(b);
+  zkl_session_close(c);
+}
+END_TEST
+
+START_TEST(token_is_node_czxid) {
+  char root[128], node[1024];
+  it_root(root, sizeof root, "token");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = new_mutex(s, root);
+  uint64_t prev = 0;
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(zkl_mutex_lock(m), 0);
+    uint64_t t;
+    ck_assert_int_eq(zkl_mutex_token(m, &t), 0);
+    ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+    ck_assert(t == (uint64_t)stat_of(s, node).czxid);
+    ck_assert(t > prev);
+    prev = t;
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  }
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ---- process exit --------------------------------------------------------------------- */
+
+/* A process that exits holding the lock, without closing its session, frees
+ * it within its session timeout; one that closes its session frees it at
+ * once.  Children fork before any session is opened here. */
+START_TEST(process_exit_frees_the_lock) {
+  char root[128];
+  it_root(root, sizeof root, "exit");
+  for (int clean = 0; clean < 2; clean++) {
+    int pipefd[2];
+    ck_assert_int_eq(pipe(pipefd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      close(pipefd[0]);
+      zkl_session_t *s = NULL;
+      zkl_session_opts_t o;
+      zkl_session_opts_init(&o);
+      o.session_timeout_ms = 2000;
+      zkl_mutex_t *m = NULL;
+      if (zkl_session_open(&s, it_hosts(), &o) != 0 ||
+          zkl_mutex_create(&m, s, root, NULL) != 0 || zkl_mutex_lock(m) != 0)
+        _exit(2);
+      if (write(pipefd[1], "L", 1) != 1) _exit(3);
+      if (clean) zkl_session_close(s); /* holding; mutex never destroyed */
+      _exit(0);
+    }
+    close(pipefd[1]);
+    char byte;
+    ck_assert_int_eq(read(pipefd[0], &byte, 1), 1);
+    close(pipefd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    zkl_session_t *s = it_session();
+    zkl_mutex_t *m = new_mutex(s, root);
+    int64_t t0 = it_now_ms();
+    ck_assert_int_eq(zkl_mutex_timedlock(m, 15000), 0);
+    int64_t took = it_now_ms() - t0;
+    if (clean) ck_assert_int_lt(took, 1000);
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+    ck_assert_int_eq(it_children(s, root, NULL), 0);
+    zkl_mutex_destroy(m);
+    zkl_session_close(s);
+  }
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------ */
+
+START_TEST(bad_paths_and_arguments) {
+  zkl_session_t *s = it_session();
+  char longpath[1200];
+  memset(longpath, 'a', sizeof longpath - 1);
+  longpath[0] = '/';
+  longpath[sizeof longpath - 1] = '\0';
+  const char *bad[] = {"", "relative", "/", "/a/", "//a", "/a//b", "/a/./b",
+                       "/a/..", "/a\x01", "/a\nb", "/a\x7f", "/zookeeper/x",
+                       "/bad\xc3", longpath};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    zkl_mutex_t *m = (zkl_mutex_t *)s;
+    ck_assert_int_eq(zkl_mutex_create(&m, s, bad[i], NULL), ZKL_EINVAL);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(zkl_last_error()[0] != '\0', "no message for bad[%zu]", i);
+  }
+  zkl_mutex_t *m;
+  ck_assert_int_eq(zkl_mutex_create(&m, s, NULL, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_create(NULL, s, "/x", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_create(&m, NULL, "/x", NULL), ZKL_EINVAL);
+  zkl_mutex_opts_t o;
+  zkl_mutex_opts_init(&o);
+  o.data = "x";
+  o.data_len = 5000;
+  ck_assert_int_eq(zkl_mutex_create(&m, s, "/x", &o), ZKL_EINVAL);
+  o.data = NULL;
+  o.data_len = 3;
+  ck_assert_int_eq(zkl_mutex_create(&m, s, "/x", &o), ZKL_EINVAL);
+  uint64_t t;
+  ck_assert_int_eq(zkl_mutex_create(&m, s, "/zkl-test/ok", NULL), 0);
+  ck_assert_int_eq(zkl_mutex_token(m, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_token(m, &t), ZKL_EPERM);
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_EPERM);
+  char small[8];
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  ck_assert_int_eq(zkl_mutex_node(m, small, sizeof small), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+Suite *mutex_suite(void) {
+  Suite *su = suite_create("mutex");
+  TCase *tc = it_tcase("protocol");
+  tcase_add_test(tc, node_shape_data_and_container_root);
+  tcase_add_test(tc, custom_node_data);
+  tcase_add_test(tc, root_removed_between_uses);
+  tcase_add_test(tc, foreign_children_ignored);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("try-timed-cancel");
+  tcase_add_test(tc, trylock_on_held_lock_writes_nothing);
+  tcase_add_test(tc, timedlock_times_out_and_leaves_nothing);
+  tcase_add_test(tc, cancel_wakes_blocked_lock);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("threads");
+  tcase_add_test(tc, reentrant_per_thread);
+  tcase_add_test(tc, other_thread_cannot_unlock_and_waits_locally);
+  tcase_add_test(tc, destroy_while_held_releases);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("queue");
+  tcase_add_test(tc, fifo_herd_free_and_tokens_increase);
+  tcase_add_test(tc, waiter_behind_abandoning_waiter);
+  tcase_add_test(tc, token_is_node_czxid);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("exit");
+  tcase_add_test(tc, process_exit_frees_the_lock);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("bad-input");
+  tcase_add_test(tc, bad_paths_and_arguments);
+  suite_add_tcase(su, tc);
+  return su;
+}

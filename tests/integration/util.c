@@ -1,0 +1,132 @@
+/* tests/integration/util.c - helpers shared by the integration suites. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+TCase *it_tcase(const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_set_timeout(tc, IT_TIMEOUT);
+  return tc;
+}
+
+const char *it_hosts(void) {
+  const char *h = getenv("ZKL_TEST_HOSTS");
+  ck_assert_msg(h != NULL && h[0] != '\0',
+                "ZKL_TEST_HOSTS is not set: run through tests/with-zookeeper");
+  return h;
+}
+
+void it_root(char *buf, size_t len, const char *tag) {
+  static int n;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  snprintf(buf, len, "/zkl-test/%s-%ld-%d-%ld%09ld", tag, (long)getpid(), ++n,
+           (long)ts.tv_sec, ts.tv_nsec);
+}
+
+zkl_session_t *it_session_timeout(int session_timeout_ms) {
+  zkl_session_opts_t o;
+  zkl_session_opts_init(&o);
+  o.session_timeout_ms = session_timeout_ms;
+  zkl_session_t *s = NULL;
+  int rc = zkl_session_open(&s, it_hosts(), &o);
+  ck_assert_msg(rc == 0, "session_open: %s (%s)", zkl_strerror(rc),
+                zkl_last_error());
+  return s;
+}
+
+zkl_session_t *it_session(void) { return it_session_timeout(10000); }
+
+int it_children(zkl_session_t *s, const char *path, struct String_vector *v) {
+  struct String_vector kids = {0, NULL};
+  int rc = zoo_get_children(zkl_session_zhandle(s), path, 0, &kids);
+  if (rc == ZNONODE) return 0;
+  ck_assert_msg(rc == ZOK, "get_children %s: %s", path, zerror(rc));
+  int n = kids.count;
+  if (v != NULL) *v = kids;
+  else deallocate_String_vector(&kids);
+  return n;
+}
+
+int64_t it_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void it_sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms) {
+  int64_t end = it_now_ms() + timeout_ms;
+  int v;
+  while (!(v = pred(arg)) && it_now_ms() < end) it_sleep_ms(5);
+  return v;
+}
+
+char *it_4lw(const char *word) {
+  char host[256];
+  snprintf(host, sizeof host, "%s", it_hosts());
+  host[strcspn(host, ",/")] = '\0';
+  char *colon = strrchr(host, ':');
+  ck_assert_ptr_nonnull(colon);
+  *colon = '\0';
+  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM},
+                  *ai = NULL;
+  ck_assert_int_eq(getaddrinfo(host, colon + 1, &hints, &ai), 0);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(connect(fd, ai->ai_addr, ai->ai_addrlen), 0);
+  freeaddrinfo(ai);
+  ck_assert_int_eq(write(fd, word, 4), 4);
+  size_t cap = 4096, len = 0;
+  char *out = malloc(cap);
+  ssize_t n;
+  while ((n = read(fd, out + len, cap - len - 1)) > 0) {
+    len += (size_t)n;
+    if (cap - len < 1024) out = realloc(out, cap *= 2);
+  }
+  out[len] = '\0';
+  close(fd);
+  return out;
+}
+
+/* Context for the second handle's connection. */
+static void expire_watcher(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx) {
+  (void)zh, (void)type, (void)path;
+  if (state == ZOO_CONNECTED_STATE) *(volatile int *)ctx = 1;
+}
+
+void it_expire_session(zkl_session_t *s) {
+  zhandle_t *zh = zkl_session_zhandle(s);
+  clientid_t copy = *zoo_client_id(zh);
+  /* The original handle may win the session back before the second one
+   * closes it; then the close ends nothing, so try again. */
+  for (int attempt = 0; attempt < 10; attempt++) {
+    volatile int connected = 0;
+    zhandle_t *other = zookeeper_init(it_hosts(), expire_watcher,
+                                      zoo_recv_timeout(zh), &copy,
+                                      (void *)&connected, 0);
+    ck_assert_ptr_nonnull(other);
+    for (int i = 0; i < 2000 && !connected; i++) it_sleep_ms(5);
+    zookeeper_close(other); /* closes the shared session on the server */
+    for (int i = 0; i < 400; i++) {
+      if (zkl_session_state(s) == ZKL_SESSION_LOST) return;
+      it_sleep_ms(10);
+    }
+  }
+  ck_abort_msg("could not expire session 0x%llx",
+               (unsigned long long)copy.client_id);
+}

@@ -1,0 +1,12 @@
+/* tests/unit/suites.h - the no-server unit test suites, one per module. */
+#ifndef ZKL_UNIT_SUITES_H
+#define ZKL_UNIT_SUITES_H
+
+#include <check.h>
+
+Suite *names_suite(void);  /* test-names.c: contender names, order, marks  */
+Suite *path_suite(void);   /* test-path.c: which paths may be lock roots    */
+Suite *errors_suite(void); /* test-errors.c: codes, texts, names, version   */
+Suite *args_suite(void);   /* test-args.c: argument checks, driver, time    */
+
+#endif /* ZKL_UNIT_SUITES_H */
