@@ -10,7 +10,7 @@
 set -euo pipefail
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=zkharness.sh source-path=SCRIPTDIR
+# shellcheck source=zkharness.sh source-path=SCRIPTDIR disable=SC1091
 . "$here/zkharness.sh"
 
 pass=0
@@ -71,7 +71,7 @@ leaked() {
     for p in /proc/[0-9]*; do
         p=${p#/proc/}
         [[ $p == "$$" || $p == "$BASHPID" ]] && continue
-        cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
         [[ $cmd == *java*"$base/"* ]] && out+="$p "
     done
     printf '%s' "$out"
@@ -157,6 +157,7 @@ check "start on a fixed port already in use fails (rc $rc, $(($(ms) - t0)) ms)" 
 rc=0
 t0=$(ms)
 (
+    # shellcheck disable=SC2317  # called from zkh_start_standalone
     zkh__check_ports() { :; }
     ZKH_STANDALONE_PORT=${ZKH_HOSTS##*:} zkh_start_standalone "$base/clash2"
 ) >/dev/null 2>&1 || rc=$?

@@ -15,7 +15,10 @@
 #     tests/zkharness.sh stop DIR
 #     tests/zkharness.sh kill|restart|pause|resume DIR ID
 #     tests/zkharness.sh leader DIR             # prints the leader's id
+#     tests/zkharness.sh mode DIR ID            # standalone|leader|follower
+#     tests/zkharness.sh pids DIR               # PIDs of the running servers
 #     tests/zkharness.sh wait-ready DIR [SECS] | wait-leader DIR [SECS] [NOT_ID]
+#     tests/zkharness.sh wait-serving DIR ID [SECS]
 #     tests/zkharness.sh 4lw HOST:PORT WORD | free-port | available
 #
 # Layout of a harness directory DIR (all paths absolute):
@@ -37,12 +40,14 @@
 #                           server.log), falls back to slf4j-nop.jar
 #     ZKH_CLASSPATH         full class path; overrides the two above
 #     ZKH_LOG_LEVEL         slf4j-simple level (default info)
-#     ZKH_JAVA_OPTS         extra JVM options (default: small heap, serial GC, C1 only)
+#     ZKH_JAVA_OPTS         JVM options, replacing the default
+#                           "-Xms16m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto"
 #     ZKH_TICK_TIME         default 500 (ms)
 #     ZKH_EXTRA_CFG         extra zoo.cfg lines (newline separated), appended to every config
 #     ZKH_START_TIMEOUT     seconds to wait for readiness (default 30)
 #     ZKH_STOP_TIMEOUT      seconds between TERM and KILL in zkh_stop (default 5)
 #     ZKH_4LW_TIMEOUT       seconds for one four-letter-word exchange (default 2)
+#     ZKH_LOG_TAIL          lines of server.log shown on a failure (default 40)
 #     ZKH_KEEP              if non-empty, zkh_stop leaves DIR (logs, data) in place
 #     ZKH_STANDALONE_PORT   fixed client port for zkh_start_standalone
 #     ZKH_ENSEMBLE_CLIENT_PORTS / ZKH_ENSEMBLE_QUORUM_PORTS / ZKH_ENSEMBLE_ELECTION_PORTS
@@ -195,7 +200,7 @@ zkh__ours() {
     [[ $pid =~ ^[0-9]+$ ]] || return 1
     if [[ -d /proc/self ]]; then
         [[ -r /proc/$pid/cmdline ]] || return 1
-        cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+        cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
         [[ $cmd == *"$dir/"* ]]
     else
         kill -0 "$pid" 2>/dev/null
@@ -284,7 +289,10 @@ zkh__launch() {
             fd=${fd##*/}
             if [[ $fd =~ ^[0-9]+$ ]] && ((fd > 2)); then exec {fd}>&-; fi
         done
+        # Empty CONTAINER nodes are reaped every ZKH_CONTAINER_CHECK_MS
+        # (server default 60 s) so tests can see lock roots go away.
         exec "$java" "${opts[@]}" \
+            -Dznode.container.checkIntervalMs="${ZKH_CONTAINER_CHECK_MS:-1000}" \
             -Dorg.slf4j.simpleLogger.defaultLogLevel="${ZKH_LOG_LEVEL:-info}" \
             -Dorg.slf4j.simpleLogger.showDateTime=true \
             -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
@@ -297,6 +305,9 @@ zkh__launch() {
     until zkh__ours "$ZKH__LAST_PID" "${cfg%/*}"; do
         if zkh__gone "$ZKH__LAST_PID" || (($(zkh__now_ms) >= deadline)); then
             zkh__err "could not start $java (see $log)"
+            # Our own, just-forked child: safe to kill by PID without the ownership check.
+            kill -KILL "$ZKH__LAST_PID" 2>/dev/null || true
+            zkh__reap "$ZKH__LAST_PID"
             return 1
         fi
         zkh__nap
@@ -586,15 +597,16 @@ zkh_start_standalone() {
         printf '1 %s - - -\n' "$port" >"$dir/ports"
         : >"$dir/pids"
         : >>"$dir/server.log"
-        zkh__launch "$dir/zoo.cfg" "$dir/server.log" || return 1
-        zkh__set_pid "$dir" 1 "$ZKH__LAST_PID" || return 1
-        if zkh_wait_serving "$dir" 1; then
+        ZKH__LAST_PID=
+        if zkh__launch "$dir/zoo.cfg" "$dir/server.log" &&
+            zkh__set_pid "$dir" 1 "$ZKH__LAST_PID" &&
+            zkh_wait_serving "$dir" 1; then
             ZKH_START_MS=$(($(zkh__now_ms) - t0))
             export ZKH_HOSTS=127.0.0.1:$port
             printf '%s\n' "$ZKH_HOSTS" >"$dir/hosts"
             return 0
         fi
-        zkh__terminate "$dir" 2 "$ZKH__LAST_PID" || true
+        [[ -z $ZKH__LAST_PID ]] || zkh__terminate "$dir" 2 "$ZKH__LAST_PID" || true
         zkh__set_pid "$dir" 1 - || true
         # A port grabbed by somebody else between the check and the bind: try other ports.
         if [[ -z $fixed && $attempt -lt 3 ]] && grep -q 'Address already in use' "$dir/server.log"; then
@@ -653,11 +665,15 @@ zkh_start_ensemble() {
             printf '%s %s %s %s -\n' "$id" "${cps[i]}" "${qps[i]}" "${eps[i]}" >>"$dir/ports"
             hosts+=${hosts:+,}127.0.0.1:${cps[i]}
         done
+        local launched=1
         for id in 1 2 3; do
-            zkh__launch "$dir/$id/zoo.cfg" "$dir/$id/server.log" || return 1
-            zkh__set_pid "$dir" "$id" "$ZKH__LAST_PID" || return 1
+            if ! zkh__launch "$dir/$id/zoo.cfg" "$dir/$id/server.log" ||
+                ! zkh__set_pid "$dir" "$id" "$ZKH__LAST_PID"; then
+                launched=0
+                break
+            fi
         done
-        if zkh_wait_ready "$dir"; then
+        if ((launched)) && zkh_wait_ready "$dir"; then
             ZKH_START_MS=$(($(zkh__now_ms) - t0))
             export ZKH_HOSTS=$hosts
             printf '%s\n' "$ZKH_HOSTS" >"$dir/hosts"
@@ -712,13 +728,14 @@ zkh_restart() {
     fi
     t0=$(zkh__now_ms)
     printf '==== zkharness restart %s ====\n' "$(date '+%H:%M:%S')" >>"$sdir/server.log"
-    zkh__launch "$sdir/zoo.cfg" "$sdir/server.log" || return 1
-    zkh__set_pid "$dir" "$2" "$ZKH__LAST_PID" || return 1
-    if zkh_wait_serving "$dir" "$2"; then
+    ZKH__LAST_PID=
+    if zkh__launch "$sdir/zoo.cfg" "$sdir/server.log" &&
+        zkh__set_pid "$dir" "$2" "$ZKH__LAST_PID" &&
+        zkh_wait_serving "$dir" "$2"; then
         ZKH_START_MS=$(($(zkh__now_ms) - t0))
         return 0
     fi
-    zkh__terminate "$dir" 2 "$ZKH__LAST_PID" || true
+    [[ -z $ZKH__LAST_PID ]] || zkh__terminate "$dir" 2 "$ZKH__LAST_PID" || true
     zkh__set_pid "$dir" "$2" - || true
     zkh__err "restart of server $2 in $dir failed"
     ZKH_LOG_TAIL=${ZKH_LOG_TAIL:-60} zkh__log_tail "$sdir"
@@ -804,7 +821,8 @@ zkh__main() {
         free-port) zkh_free_port ;;
         available) zkh_available ;;
         *)
-            sed -n '/^# and runnable/,/^$/p' "$ZKH_SELF" >&2
+            printf 'usage:\n' >&2
+            sed -n 's|^#     tests/zkharness.sh|  zkharness.sh|p' "$ZKH_SELF" >&2
             return 2
             ;;
     esac

@@ -27,7 +27,8 @@ int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
 /* Polls pred every 5 ms until it returns non-zero or timeout_ms passes;
  * returns pred's last answer. */
 int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms);
-/* The answer of a four-letter word from the first server (malloc'ed). */
+/* The answers of every server to a four-letter word, concatenated
+ * (malloc'ed): in an ensemble each session's watches sit on its server. */
 char *it_4lw(const char *word);
 int64_t it_now_ms(void);
 void it_sleep_ms(int ms);

@@ -75,10 +75,11 @@ int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms) {
   return v;
 }
 
-char *it_4lw(const char *word) {
+/* One server's answer to a four-letter word, appended to *out. */
+static void ask_one(const char *hostport, const char *word, char **out,
+                    size_t *len, size_t *cap) {
   char host[256];
-  snprintf(host, sizeof host, "%s", it_hosts());
-  host[strcspn(host, ",/")] = '\0';
+  snprintf(host, sizeof host, "%s", hostport);
   char *colon = strrchr(host, ':');
   ck_assert_ptr_nonnull(colon);
   *colon = '\0';
@@ -87,18 +88,34 @@ char *it_4lw(const char *word) {
   ck_assert_int_eq(getaddrinfo(host, colon + 1, &hints, &ai), 0);
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(connect(fd, ai->ai_addr, ai->ai_addrlen), 0);
+  int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
   freeaddrinfo(ai);
+  if (rc != 0) { /* a server that is down has no watches to report */
+    close(fd);
+    return;
+  }
   ck_assert_int_eq(write(fd, word, 4), 4);
+  ssize_t n;
+  for (;;) {
+    if (*cap - *len < 1024) *out = realloc(*out, *cap *= 2);
+    if ((n = read(fd, *out + *len, *cap - *len - 1)) <= 0) break;
+    *len += (size_t)n;
+  }
+  (*out)[*len] = '\0';
+  close(fd);
+}
+
+char *it_4lw(const char *word) {
+  char hosts[1024];
+  snprintf(hosts, sizeof hosts, "%s", it_hosts());
+  hosts[strcspn(hosts, "/")] = '\0'; /* no chroot */
   size_t cap = 4096, len = 0;
   char *out = malloc(cap);
-  ssize_t n;
-  while ((n = read(fd, out + len, cap - len - 1)) > 0) {
-    len += (size_t)n;
-    if (cap - len < 1024) out = realloc(out, cap *= 2);
-  }
-  out[len] = '\0';
-  close(fd);
+  out[0] = '\0';
+  char *save = NULL;
+  for (char *h = strtok_r(hosts, ",", &save); h != NULL;
+       h = strtok_r(NULL, ",", &save))
+    ask_one(h, word, &out, &len, &cap);
   return out;
 }
 
