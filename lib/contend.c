@@ -26,6 +26,9 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* wait_turn's verdict when our own node disappeared while we waited */
+#define VANISHED 1
+
 static int retryable(int zrc) {
   return zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT;
 }
@@ -40,31 +43,28 @@ static int map_zrc(zkl__contender_t *c, int zrc, const char *what) {
   return zkl__fail(zrc, "%s on %s: %s", what, c->root, zerror(zrc));
 }
 
-/* A deadline for work that must finish even after the caller's own deadline
- * passed (deleting our node): past the session timeout the server deletes
- * it for us, so waiting longer buys nothing. */
+/* How long an unlock keeps retrying its delete through a connection loss
+ * before handing it to the janitor: one session timeout. */
 static int64_t cleanup_deadline(zkl__contender_t *c) {
   int t = zkl_session_timeout(c->s);
-  return zkl__now_ns() + (int64_t)(t > 0 ? t : 10000) * 1000000;
+  return zkl__deadline_after_ms(t > 0 ? t : 10000);
 }
 
-static int canceled(zkl__contender_t *c, unsigned cancel_seen) {
-  return atomic_load(&c->cancel_gen) != cancel_seen;
+/* cancel == NULL: the wait cannot be canceled. */
+static int canceled(zkl__contender_t *c, const unsigned *cancel) {
+  return cancel != NULL && atomic_load(&c->cancel_gen) != *cancel;
 }
-
-#define NO_CANCEL UINT_MAX /* cancel_seen value for waits that ignore cancel */
 
 typedef enum { WOKE_FIRED, WOKE_SESSION, WOKE_CANCEL, WOKE_TIMEOUT } woke_t;
 
 /* Waits, with the session locked, until our watch fires, the session state
  * changes (epoch differs from `epoch`), a cancel or the deadline. */
 static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
-                          int64_t deadline, unsigned cancel_seen) {
+                          int64_t deadline, const unsigned *cancel) {
   for (;;) {
     if (c->w.fired) return WOKE_FIRED;
     if (zkl__session_epoch(c->s) != epoch) return WOKE_SESSION;
-    if (cancel_seen != NO_CANCEL && canceled(c, cancel_seen))
-      return WOKE_CANCEL;
+    if (canceled(c, cancel)) return WOKE_CANCEL;
     if (deadline == ZKL__TRY || zkl__session_wait(c->s, &c->w, deadline) != 0)
       return WOKE_TIMEOUT;
   }
@@ -73,7 +73,7 @@ static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
 /* Waits until the session is connected again.  0, ZKL_ELOST,
  * ZKL_ETIMEDOUT or ZKL_ECANCELED. */
 static int await_connected(zkl__contender_t *c, int64_t deadline,
-                           unsigned cancel_seen) {
+                           const unsigned *cancel) {
   zkl_session_t *s = c->s;
   for (;;) {
     zkl__session_lock(s);
@@ -81,7 +81,7 @@ static int await_connected(zkl__contender_t *c, int64_t deadline,
     woke_t why = WOKE_SESSION;
     if (h == ZKL_ESUSPENDED) {
       zkl__waiter_register(s, &c->w, NULL);
-      why = wait_locked(c, zkl__session_epoch(s), deadline, cancel_seen);
+      why = wait_locked(c, zkl__session_epoch(s), deadline, cancel);
       zkl__waiter_unregister(s, &c->w);
     }
     zkl__session_unlock(s);
@@ -143,7 +143,7 @@ void zkl__contend_cancel(zkl__contender_t *c) {
 
 /* ---- our node: create, find again, delete ----------------------------------- */
 
-/* Creates `path` and its missing ancestors as CONTAINER nodes, which the
+/* Creates `root` and its missing ancestors as CONTAINER nodes, which the
  * server removes again once they are empty (lock roots do not pile up). */
 static int ensure_path(zkl__contender_t *c, char *path) {
   zhandle_t *zh = zkl__zh(c->s);
@@ -162,6 +162,14 @@ static int ensure_path(zkl__contender_t *c, char *path) {
   return ZNONODE;
 }
 
+static int ensure_root(zkl__contender_t *c) {
+  char *copy = strdup(c->root); /* ensure_path cuts it up as it recurses */
+  if (copy == NULL) return ZSYSTEMERROR;
+  int zrc = ensure_path(c, copy);
+  free(copy);
+  return zrc;
+}
+
 static void adopt_node(zkl__contender_t *c, char *path, int64_t czxid) {
   zkl__node_t n;
   free(c->node);
@@ -171,40 +179,68 @@ static void adopt_node(zkl__contender_t *c, char *path, int64_t czxid) {
   c->session_id = zkl_session_id(c->s);
 }
 
-/* After a connection loss during create: did the create happen?  Looks for
- * a child carrying our uuid prefix.  1 found (adopted), 0 not found. */
+/* Looks for a child carrying our prefix and adopts it.  1 found, 0 not
+ * there (*zrc_out ZOK or ZNONODE: it was never created), or 0 with another
+ * *zrc_out when the answer is not known. */
 static int find_mine(zkl__contender_t *c, int *zrc_out) {
   zhandle_t *zh = zkl__zh(c->s);
   struct String_vector kids = {0, NULL};
-  int zrc = zoo_get_children(zh, c->root, 0, &kids);
+  int zrc = zkl__zk_sync(zh, c->root); /* a lagging follower may not have
+                                          applied our create yet */
+  if (zrc == ZOK) zrc = zoo_get_children(zh, c->root, 0, &kids);
   *zrc_out = zrc;
-  if (zrc != ZOK) return 0;
   int found = 0;
-  for (int i = 0; i < kids.count && !found; i++) {
+  for (int i = 0; zrc == ZOK && i < kids.count && !found; i++) {
     if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
     size_t len = c->root_len + 1 + strlen(kids.data[i]) + 1;
     char *path = malloc(len);
     struct Stat st;
-    if (path == NULL) break;
+    if (path == NULL) {
+      *zrc_out = ZSYSTEMERROR;
+      break;
+    }
     snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-    zrc = zoo_exists(zh, path, 0, &st);
-    if (zrc == ZOK) {
+    int erc = zoo_exists(zh, path, 0, &st);
+    if (erc == ZOK) {
       adopt_node(c, path, st.czxid);
       found = 1;
     } else {
       free(path);
-      *zrc_out = zrc == ZNONODE ? ZOK : zrc;
+      *zrc_out = erc == ZNONODE ? ZOK : erc;
     }
   }
   deallocate_String_vector(&kids);
   return found;
 }
 
-/* Creates our contender node: never two, never an orphan.  0 or an error;
- * on error no node of ours exists (or the session is gone, and it with it).
- * A connection loss is waited out even past the caller's deadline: we must
- * learn whether the create happened, or we could leave an orphan. */
-static int create_node(zkl__contender_t *c) {
+/* After a create whose reply was lost: did it happen?  0 adopted our node,
+ * 1 it did not happen (create again), <0 gave up: the janitor deletes the
+ * node if it exists once the connection is back.  Never a second node. */
+static int recover_create(zkl__contender_t *c, int64_t deadline,
+                          const unsigned *cancel) {
+  for (;;) {
+    int rc = await_connected(c, deadline, cancel);
+    if (rc == ZKL_ELOST) return rc; /* gone with the session */
+    if (rc != 0) {
+      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      return rc;
+    }
+    int frc;
+    if (find_mine(c, &frc)) return 0;
+    if (frc == ZOK || frc == ZNONODE) return 1;
+    if (!retryable(frc)) {
+      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      return map_zrc(c, frc, "create");
+    }
+  }
+}
+
+/* Creates our contender node under a fresh prefix (so that a create handed
+ * to the janitor can never be mistaken for a later one).  0 or an error; on
+ * error no node of ours is left, or the janitor will delete it. */
+static int create_node(zkl__contender_t *c, int64_t deadline,
+                       const unsigned *cancel) {
+  zkl__prefix_new(c->prefix);
   zhandle_t *zh = zkl__zh(c->s);
   size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
   size_t cap = want + 16; /* the server appends up to 11 characters */
@@ -224,22 +260,13 @@ static int create_node(zkl__contender_t *c) {
       break;
     }
     if (zrc == ZNONODE && parent_tries++ < PARENT_RETRIES) {
-      zrc = ensure_path(c, c->root); /* may race the container reaper */
-      if (zrc == 0 || zrc == ZNONODE) continue;
+      zrc = ensure_root(c); /* may race the container reaper: retry */
+      if (zrc == ZOK || zrc == ZNONODE) continue;
     }
     if (retryable(zrc)) {
-      rc = await_connected(c, cleanup_deadline(c), NO_CANCEL);
-      if (rc != 0) {
-        rc = rc == ZKL_ETIMEDOUT ? ZKL_ELOST : rc;
-        break;
-      }
-      int frc;
-      if (find_mine(c, &frc)) {
-        rc = 0;
-        break;
-      }
-      if (frc == ZOK || frc == ZNONODE || retryable(frc)) continue;
-      zrc = frc;
+      rc = recover_create(c, deadline, cancel);
+      if (rc == 1) continue;
+      break;
     }
     rc = map_zrc(c, zrc, "create");
     break;
@@ -250,34 +277,44 @@ out:
   return rc;
 }
 
-/* Deletes our node; with `mark`, atomically leaves the release mark in the
- * root's data.  Retries through connection losses until the node is gone
- * or the session is (which deletes it too).  0, or ZKL_ELOST when the node
- * was already gone (the hold had been lost) or the session went first. */
-static int delete_node(zkl__contender_t *c, int mark) {
+/* One attempt at deleting our node; with `mark`, atomically leaving the
+ * release mark in the root's data.  A ZooKeeper code. */
+static int delete_once(zkl__contender_t *c, int mark) {
   zhandle_t *zh = zkl__zh(c->s);
+  if (!mark || c->no_mark) return zoo_delete(zh, c->node, -1);
+  char buf[96];
+  int len = zkl__mark_format(buf, sizeof buf, c->drv->name, c->czxid);
+  zoo_op_t ops[2];
+  zoo_op_result_t res[2];
+  zoo_set_op_init(&ops[0], c->root, buf, len, -1, NULL);
+  zoo_delete_op_init(&ops[1], c->node, -1);
+  int zrc = zoo_multi(zh, 2, ops, res);
+  if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc) &&
+      zkl__session_health(c->s) != ZKL_ELOST) {
+    /* the root is not ours to write (ACL): plain deletes from now on */
+    c->no_mark = 1;
+    return zoo_delete(zh, c->node, -1);
+  }
+  return zrc;
+}
+
+/* Deletes our node, retrying through connection losses until `deadline`;
+ * past it the janitor takes over.  Frees c->node in every case.
+ *   0               deleted.
+ *   ZKL_ELOST       it was already gone (deleted by someone else, or the
+ *                   session is lost, which deletes it).
+ *   ZKL_ESUSPENDED  the connection is down: the janitor deletes it when
+ *                   the connection is back.
+ *   other <0        ZooKeeper refused; it goes when the session ends. */
+static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
   int rc = 0, maybe_applied = 0;
-  int64_t deadline = cleanup_deadline(c);
-  while (c->node != NULL) {
-    int zrc;
-    if (mark && !c->no_mark) {
-      char buf[64];
-      int len = zkl__mark_format(buf, sizeof buf, c->czxid);
-      zoo_op_t ops[2];
-      zoo_op_result_t res[2];
-      zoo_set_op_init(&ops[0], c->root, buf, len, -1, NULL);
-      zoo_delete_op_init(&ops[1], c->node, -1);
-      zrc = zoo_multi(zh, 2, ops, res);
-      if (zrc == ZNOAUTH) {
-        c->no_mark = 1; /* the root is not ours to write: plain deletes */
-        continue;
-      }
-    } else {
-      zrc = zoo_delete(zh, c->node, -1);
-    }
+  for (int attempt = 0; c->node != NULL; attempt++) {
+    int zrc = delete_once(c, mark);
     if (zrc == ZOK) break;
     if (zrc == ZNONODE) {
-      rc = maybe_applied ? 0 : ZKL_ELOST;
+      rc = maybe_applied ? 0
+                         : zkl__fail(ZKL_ELOST, "%s was already deleted",
+                                     c->node);
       break;
     }
     if (!retryable(zrc)) {
@@ -285,9 +322,12 @@ static int delete_node(zkl__contender_t *c, int mark) {
       break;
     }
     maybe_applied = 1;
-    rc = await_connected(c, deadline, NO_CANCEL);
+    rc = attempt < 8 ? await_connected(c, deadline, NULL) : ZKL_ETIMEDOUT;
+    if (rc == ZKL_ELOST) break;
     if (rc != 0) {
-      rc = ZKL_ELOST; /* gone with the session, at the latest on expiry */
+      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+      rc = zkl__fail(ZKL_ESUSPENDED, "connection down: %s will be deleted "
+                     "when it is back", c->node);
       break;
     }
   }
@@ -341,7 +381,7 @@ static int queue_fill(zkl__contender_t *c, queue_t *q) {
 }
 
 static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
-                      unsigned cancel_seen) {
+                      const unsigned *cancel) {
   for (;;) {
     memset(q, 0, sizeof *q);
     int zrc = zoo_get_children(zkl__zh(c->s), c->root, 0, &q->kids);
@@ -351,9 +391,7 @@ static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
       return rc;
     }
     if (!retryable(zrc)) return map_zrc(c, zrc, "list");
-    int rc = await_connected(c, deadline == ZKL__TRY ? cleanup_deadline(c)
-                                                     : deadline,
-                             cancel_seen);
+    int rc = await_connected(c, deadline, cancel);
     if (rc != 0) return rc;
   }
 }
@@ -373,56 +411,99 @@ static int peek_busy(zkl__contender_t *c) {
   return busy ? zkl__fail(ZKL_EBUSY, "%s is held", c->root) : 0;
 }
 
-/* Reads the release mark: every node created no later than it is gone.
- * 0 if there is none (or it cannot be read now: we then walk instead). */
+/* Reads the release mark our recipe leaves: every contender created no
+ * later than it is gone.  0 if there is none we can trust (or it cannot be
+ * read now: we then walk instead).  A mark at or past our own node cannot
+ * come from a real release (its holder would have had to pass us), so it
+ * is ignored as foreign. */
 static int64_t read_mark(zkl__contender_t *c) {
-  char buf[64];
+  char buf[96];
   int len = sizeof buf;
   int64_t czxid = 0;
   if (zoo_get(zkl__zh(c->s), c->root, 0, buf, &len, NULL) != ZOK ||
-      zkl__mark_parse(buf, len, &czxid) != 0)
+      zkl__mark_parse(buf, len, c->drv->name, &czxid) != 0 ||
+      czxid >= c->czxid)
     return 0;
   return czxid;
 }
 
+/* Is our node still there?  1 yes, 0 no, or a negative code. */
+static int self_present(zkl__contender_t *c, int64_t deadline,
+                        const unsigned *cancel) {
+  for (;;) {
+    int zrc = zoo_exists(zkl__zh(c->s), c->node, 0, NULL);
+    if (zrc == ZOK) return 1;
+    if (zrc == ZNONODE) return 0;
+    if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
+    int rc = await_connected(c, deadline, cancel);
+    if (rc != 0) return rc;
+  }
+}
+
 /* ---- watching ------------------------------------------------------------------ */
 
-/* Withdraws a watch we no longer need from the server.  Removing only our
+static void ignore_completion(int rc, const void *data) {
+  (void)rc;
+  (void)data;
+}
+
+/* Withdraws a watch we no longer need from the server, without waiting for
+ * the answer (a caller giving up must not wait on a dead connection; if the
+ * connection is gone, so is the server's watch).  Removing only our
  * watcher would be a client-side removal (ZooKeeper's checkWatches): the
- * server keeps one watch per path and session, and drops it only for a
+ * server keeps one watch per path and session and drops it only for a
  * remove-all.  Other waiters of this session watching the same path are
  * therefore woken to re-check and re-arm. */
 static void drop_watch(zkl__contender_t *c, const char *path) {
-  zoo_remove_all_watches(zkl__zh(c->s), path, ZWATCHTYPE_DATA, 0);
+  /* zookeeper.h declares the completion as void_completion_t *, but the
+   * client stores and calls it as a plain void_completion_t. */
+  zoo_aremove_all_watches(zkl__zh(c->s), path, ZWATCHTYPE_DATA, 0,
+                          (void_completion_t *)(void *)ignore_completion,
+                          NULL);
   zkl__session_lock(c->s);
   zkl__waiters_poke_path(c->s, path);
   zkl__session_unlock(c->s);
 }
 
-/* Arms a data watch on `target` and waits.  Returns the wait's outcome, or
- * a negative code; *gone says the target no longer exists, *czxid its
- * creation zxid when it did. */
+/* Sets a data watch on target: getData, which sets none on a missing node.
+ * A predecessor whose ACL refuses us READ is watched with exists instead,
+ * whose watch on a missing node must then be withdrawn. */
+static int arm_watch(zkl__contender_t *c, const char *target,
+                     struct Stat *st) {
+  zhandle_t *zh = zkl__zh(c->s);
+  char tiny[16];
+  int len = sizeof tiny;
+  int zrc = zoo_wget(zh, target, zkl__watcher, c->s, tiny, &len, st);
+  if (zrc != ZNOAUTH) return zrc;
+  zrc = zoo_wexists(zh, target, zkl__watcher, c->s, st);
+  if (zrc == ZNONODE) drop_watch(c, target);
+  return zrc;
+}
+
+/* Arms a data watch on `target` and waits.  0 with *gone telling whether
+ * the target no longer exists (and *czxid its creation zxid when it did),
+ * or a negative code. */
 static int watch_and_wait(zkl__contender_t *c, const char *target,
-                          int64_t deadline, unsigned cancel_seen, int *gone,
+                          int64_t deadline, const unsigned *cancel, int *gone,
                           int64_t *czxid) {
   zkl_session_t *s = c->s;
+  int rc = await_connected(c, deadline, cancel); /* no request into a dead
+                                                    connection */
+  if (rc != 0) return rc;
   zkl__session_lock(s);
   zkl__waiter_register(s, &c->w, target);
   unsigned epoch = zkl__session_epoch(s);
   zkl__session_unlock(s);
 
-  char tiny[16];
-  int len = sizeof tiny;
   struct Stat st;
-  int zrc = zoo_wget(zkl__zh(s), target, zkl__watcher, s, tiny, &len, &st);
-  *gone = zrc == ZNONODE; /* getData sets no watch on a missing node */
+  int zrc = arm_watch(c, target, &st);
+  *gone = zrc == ZNONODE;
   woke_t why = WOKE_SESSION;
   zkl__session_lock(s);
   if (zrc == ZOK) {
     *czxid = st.czxid;
-    why = wait_locked(c, epoch, deadline, cancel_seen);
-    if (why == WOKE_FIRED)
-      *gone = c->w.fired_type == ZOO_DELETED_EVENT;
+    why = wait_locked(c, epoch, deadline, cancel);
+    if (why == WOKE_FIRED) *gone = c->w.fired_type == ZOO_DELETED_EVENT;
   }
   zkl__waiter_unregister(s, &c->w);
   zkl__session_unlock(s);
@@ -432,26 +513,31 @@ static int watch_and_wait(zkl__contender_t *c, const char *target,
     drop_watch(c, target);
     return why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT;
   }
-  if (zrc != ZOK && !*gone) /* connection trouble: wait it out */
-    return await_connected(c, deadline, cancel_seen);
-  if (why == WOKE_SESSION && !*gone) {
-    int rc = await_connected(c, deadline, cancel_seen);
-    if (rc != 0) {
-      if (rc != ZKL_ELOST) drop_watch(c, target);
-      return rc;
-    }
+  if (!*gone && (zrc != ZOK || why == WOKE_SESSION)) {
+    /* connection trouble: wait it out, then look again (the same session
+     * keeps its watches; a new one has no node of ours anyway) */
+    rc = await_connected(c, deadline, cancel);
+    if (rc == ZKL_ETIMEDOUT || rc == ZKL_ECANCELED) drop_watch(c, target);
+    return rc;
   }
   return 0;
 }
 
-/* Waits until the driver grants us, given the queue below us. */
+/* Waits until the driver grants us, given the queue below us.  0 granted,
+ * VANISHED if our own node disappeared meanwhile, or a negative code. */
 static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
-                     unsigned cancel_seen) {
+                     const unsigned *cancel) {
   char *target = NULL;
-  int rc = 0;
+  int rc = 0, waited = 0;
   for (;;) {
     ptrdiff_t idx = c->drv->blocker(q->lower, q->n);
-    if (idx < 0) break;
+    if (idx < 0) {
+      /* After a wait, make sure nobody deleted our node meanwhile: the
+       * ones behind us would already have passed us. */
+      if (waited && (rc = self_present(c, deadline, cancel)) >= 0)
+        rc = rc == 1 ? 0 : VANISHED;
+      break;
+    }
     if (deadline == ZKL__TRY) {
       rc = zkl__fail(ZKL_EBUSY, "%s is held", c->root);
       break;
@@ -465,7 +551,8 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
     snprintf(target, len, "%s/%s", c->root, q->lower[idx].name);
     int gone = 0;
     int64_t czxid = 0;
-    rc = watch_and_wait(c, target, deadline, cancel_seen, &gone, &czxid);
+    waited = 1;
+    rc = watch_and_wait(c, target, deadline, cancel, &gone, &czxid);
     if (rc != 0) break;
     if (!gone) continue; /* data changed, or reconnected: look again */
     queue_drop(q, (size_t)idx, 1);
@@ -482,34 +569,119 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
 
 /* ---- acquire / release ------------------------------------------------------------ */
 
+/* How long a caller giving up waits for its node's delete to be answered
+ * before returning anyway (the server may be frozen without the client
+ * knowing yet); normally the answer takes one round trip. */
+#define ABANDON_GRACE_MS 500
+
+/* An asynchronous abandon, shared by the caller and the completion. */
+struct abandoned {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int refs, done;
+  zkl_session_t *s;
+  char *root, *prefix, *node;
+};
+
+static void abandoned_unref(struct abandoned *a) {
+  pthread_mutex_lock(&a->mu);
+  int last = --a->refs == 0;
+  pthread_mutex_unlock(&a->mu);
+  if (!last) return;
+  pthread_cond_destroy(&a->cv);
+  pthread_mutex_destroy(&a->mu);
+  free(a->root);
+  free(a->prefix);
+  free(a->node);
+  free(a);
+}
+
+/* Runs on ZooKeeper's completion thread: only queues work and signals. */
+static void abandon_done(int rc, const void *data) {
+  struct abandoned *a = (struct abandoned *)data;
+  if (retryable(rc)) zkl__janitor_add(a->s, a->root, a->prefix, a->node);
+  pthread_mutex_lock(&a->mu);
+  a->done = 1;
+  pthread_cond_signal(&a->cv);
+  pthread_mutex_unlock(&a->mu);
+  abandoned_unref(a);
+}
+
+static struct abandoned *abandoned_new(zkl__contender_t *c) {
+  struct abandoned *a = calloc(1, sizeof *a);
+  if (a == NULL) return NULL;
+  a->refs = 2; /* the caller and the completion */
+  a->s = c->s;
+  a->root = strdup(c->root);
+  a->prefix = strdup(c->prefix);
+  a->node = strdup(c->node);
+  if (a->root != NULL && a->prefix != NULL && a->node != NULL &&
+      pthread_mutex_init(&a->mu, NULL) == 0) {
+    if (zkl__cond_init(&a->cv) == 0) return a;
+    pthread_mutex_destroy(&a->mu);
+  }
+  free(a->root);
+  free(a->prefix);
+  free(a->node);
+  free(a);
+  return NULL;
+}
+
+/* Gives up our node after a failed acquisition without depending on the
+ * server: the delete is sent and waited for briefly; should the connection
+ * fail before it is answered, the session's janitor deletes the node once
+ * the connection is back. */
+static void abandon(zkl__contender_t *c) {
+  if (c->node == NULL) return;
+  struct abandoned *a = abandoned_new(c);
+  if (a == NULL) {
+    delete_node(c, 0, ZKL__TRY); /* no memory: the synchronous way */
+    return;
+  }
+  int zrc = zoo_adelete(zkl__zh(c->s), c->node, -1, abandon_done, a);
+  if (zrc != ZOK) { /* not sent, so no completion will run */
+    if (retryable(zrc)) zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+    a->done = 1;
+    a->refs--;
+  }
+  int64_t grace = zkl__deadline_after_ms(ABANDON_GRACE_MS);
+  pthread_mutex_lock(&a->mu);
+  while (!a->done && zkl__cond_wait_until(&a->cv, &a->mu, grace) == 0) {
+  }
+  pthread_mutex_unlock(&a->mu);
+  abandoned_unref(a);
+  free(c->node);
+  c->node = NULL;
+}
+
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
                          unsigned cancel_seen) {
-  int rc = await_connected(c, deadline, cancel_seen);
+  const unsigned *cancel = &cancel_seen;
+  int rc = await_connected(c, deadline, cancel);
   if (rc == ZKL_ETIMEDOUT)
     return zkl__fail(deadline == ZKL__TRY ? ZKL_ESUSPENDED : ZKL_ETIMEDOUT,
                      "not connected to ZooKeeper");
   if (rc != 0) return rc;
   if (deadline == ZKL__TRY && (rc = peek_busy(c)) != 0) return rc;
   for (int attempt = 0; attempt < 3; attempt++) {
-    if ((rc = create_node(c)) != 0) return rc;
+    if ((rc = create_node(c, deadline, cancel)) != 0) break;
     queue_t q;
-    if ((rc = queue_list(c, &q, deadline, cancel_seen)) == 0) {
-      if (!q.self_seen) {
-        /* Our node vanished under us: deleted by someone else, or the
-         * session is going.  Start over with a new node. */
-        queue_free(&q);
-        free(c->node);
-        c->node = NULL;
-        if (zkl__session_health(c->s) == ZKL_ELOST) return ZKL_ELOST;
-        continue;
-      }
-      rc = wait_turn(c, &q, deadline, cancel_seen);
+    if ((rc = queue_list(c, &q, deadline, cancel)) == 0) {
+      rc = q.self_seen ? wait_turn(c, &q, deadline, cancel) : VANISHED;
       queue_free(&q);
     }
-    if (rc != 0) delete_node(c, 0);
-    return rc;
+    if (rc != VANISHED) break;
+    /* Our node vanished under us: deleted by someone else, or the session
+     * is going.  Start over with a new node. */
+    free(c->node);
+    c->node = NULL;
+    if (zkl__session_health(c->s) == ZKL_ELOST) return ZKL_ELOST;
   }
-  return zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing", c->root);
+  if (rc == VANISHED)
+    rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing", c->root);
+  if (rc != 0) abandon(c);
+  if (rc == ZKL_ETIMEDOUT && deadline == ZKL__TRY) rc = ZKL_ESUSPENDED;
+  return rc;
 }
 
 int zkl__contend_release(zkl__contender_t *c) {
@@ -520,5 +692,5 @@ int zkl__contend_release(zkl__contender_t *c) {
     c->node = NULL;
     return zkl__fail(ZKL_ELOST, "session lost while holding %s", c->root);
   }
-  return delete_node(c, c->drv->exclusive);
+  return delete_node(c, c->drv->exclusive, cleanup_deadline(c));
 }

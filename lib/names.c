@@ -104,17 +104,25 @@ void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]) {
 
 #define MARK_TAG "zkl-released:"
 
-int zkl__mark_format(char *buf, size_t len, int64_t czxid) {
-  int n = snprintf(buf, len, MARK_TAG "%" PRId64, czxid);
+int zkl__mark_format(char *buf, size_t len, const char *recipe, int64_t czxid) {
+  if (buf == NULL || recipe == NULL || strchr(recipe, ':') != NULL)
+    return ZKL_EINVAL;
+  int n = snprintf(buf, len, MARK_TAG "%s:%" PRId64, recipe, czxid);
   return n > 0 && (size_t)n < len ? n : ZKL_EINVAL;
 }
 
-int zkl__mark_parse(const char *buf, int len, int64_t *czxid) {
+int zkl__mark_parse(const char *buf, int len, const char *recipe,
+                    int64_t *czxid) {
   const size_t tag = sizeof MARK_TAG - 1;
-  if (buf == NULL || len <= (int)tag || len > 40) return ZKL_EINVAL;
-  if (memcmp(buf, MARK_TAG, tag) != 0) return ZKL_EINVAL;
+  if (buf == NULL || recipe == NULL || czxid == NULL || len <= (int)tag ||
+      len > 80 || memcmp(buf, MARK_TAG, tag) != 0)
+    return ZKL_EINVAL;
+  size_t rl = strlen(recipe);
+  if ((size_t)len < tag + rl + 2 || memcmp(buf + tag, recipe, rl) != 0 ||
+      buf[tag + rl] != ':')
+    return ZKL_EINVAL;
   int64_t v = 0;
-  for (int i = (int)tag; i < len; i++) {
+  for (int i = (int)(tag + rl + 1); i < len; i++) {
     if (buf[i] < '0' || buf[i] > '9') return ZKL_EINVAL;
     int d = buf[i] - '0';
     if (v > (INT64_MAX - d) / 10) return ZKL_EINVAL;

@@ -23,6 +23,19 @@ struct zkl_session {
   int close_pending;        /* zkl_session_close() waits for refs == 0  */
   struct ACL_vector acl;    /* owned copy, for every node we create     */
   char *hosts;
+  /* The janitor: deletes nodes whose deletion (or creation) a caller could
+   * not finish because the connection was down, once it is back. */
+  struct chore *chores;     /* pending, guarded by mu                   */
+  pthread_t janitor;
+  int janitor_running;
+  int janitor_stop;
+};
+
+/* A node to delete, or with node == NULL, every child of root whose name
+ * starts with prefix (a create whose outcome is unknown). */
+struct chore {
+  struct chore *next;
+  char *root, *prefix, *node;
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -79,7 +92,8 @@ static int opts_check(const zkl_session_opts_t *o) {
   if (o->acl < ZKL_ACL_OPEN || o->acl > ZKL_ACL_CUSTOM)
     return zkl__fail(ZKL_EINVAL, "unknown ACL choice %d", (int)o->acl);
   if (o->acl == ZKL_ACL_CUSTOM &&
-      (o->custom_acl == NULL || o->custom_acl->count <= 0))
+      (o->custom_acl == NULL || o->custom_acl->count <= 0 ||
+       o->custom_acl->data == NULL))
     return zkl__fail(ZKL_EINVAL, "ZKL_ACL_CUSTOM needs a non-empty custom_acl");
   if (o->acl != ZKL_ACL_OPEN && o->acl != ZKL_ACL_CUSTOM && o->auth == NULL)
     return zkl__fail(ZKL_EINVAL, "a creator ACL needs auth \"user:password\"");
@@ -115,17 +129,21 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
   zkl_session_t *s = ctx;
   pthread_mutex_lock(&s->mu);
   if (type == ZOO_SESSION_EVENT) {
+    /* The client repeats a session event for every watched path: only a
+     * real change of state wakes anybody. */
+    int before = s->state;
     if (s->state != ZKL_SESSION_CLOSED) note_session_event(s, state);
-    s->epoch++;
-    pthread_cond_broadcast(&s->cv);
-    for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
-      pthread_cond_signal(&w->cv);
+    if (s->state != before) {
+      s->epoch++;
+      pthread_cond_broadcast(&s->cv);
+      for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
+        pthread_cond_signal(&w->cv);
+    }
   } else if (path != NULL) {
     for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
       if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
         w->fired = 1;
         w->fired_type = type;
-        w->armed = 0;
         pthread_cond_signal(&w->cv);
       }
     }
@@ -136,9 +154,166 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 /* ZooKeeper's per-connection log callback, used to keep it quiet. */
 static void log_discard(const char *message) { (void)message; }
 
+/* ---- the janitor ---------------------------------------------------------- */
+
+static void chore_free(struct chore *c) {
+  free(c->root);
+  free(c->prefix);
+  free(c->node);
+  free(c);
+}
+
+/* Does one chore with the connection up.  0 done, or a ZooKeeper code
+ * (retryable ones mean: try again after the next reconnect). */
+static int chore_do(zhandle_t *zh, const struct chore *c) {
+  if (c->node != NULL) {
+    int zrc = zoo_delete(zh, c->node, -1);
+    return zrc == ZNONODE ? ZOK : zrc;
+  }
+  /* a create of unknown outcome: make sure we read fresh state, then
+   * delete whatever carries its prefix */
+  struct String_vector kids = {0, NULL};
+  int zrc = zkl__zk_sync(zh, c->root);
+  if (zrc == ZOK) zrc = zoo_get_children(zh, c->root, 0, &kids);
+  if (zrc == ZNONODE) return ZOK;
+  for (int i = 0; zrc == ZOK && i < kids.count; i++) {
+    if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
+    size_t len = strlen(c->root) + strlen(kids.data[i]) + 2;
+    char *path = malloc(len);
+    if (path == NULL) {
+      zrc = ZSYSTEMERROR;
+      break;
+    }
+    snprintf(path, len, "%s/%s", c->root, kids.data[i]);
+    zrc = zoo_delete(zh, path, -1);
+    if (zrc == ZNONODE) zrc = ZOK;
+    free(path);
+  }
+  deallocate_String_vector(&kids);
+  return zrc;
+}
+
+static void *janitor_main(void *arg) {
+  zkl_session_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (s->janitor_stop) break;
+    if (s->state == ZKL_SESSION_LOST) {
+      /* the nodes went with the session */
+      while (s->chores != NULL) {
+        struct chore *c = s->chores;
+        s->chores = c->next;
+        chore_free(c);
+      }
+    }
+    if (s->chores == NULL || s->state != ZKL_SESSION_CONNECTED) {
+      pthread_cond_wait(&s->cv, &s->mu);
+      continue;
+    }
+    struct chore *c = s->chores;
+    s->chores = c->next;
+    zhandle_t *zh = s->zh;
+    unsigned epoch = s->epoch;
+    pthread_mutex_unlock(&s->mu);
+    int zrc = chore_do(zh, c);
+    pthread_mutex_lock(&s->mu);
+    if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) {
+      c->next = s->chores; /* again after the next reconnect */
+      s->chores = c;
+      while (s->epoch == epoch && !s->janitor_stop)
+        pthread_cond_wait(&s->cv, &s->mu);
+    } else {
+      chore_free(c); /* done, or refused for good (the session's end
+                        removes the node) */
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node) {
+  struct chore *c = calloc(1, sizeof *c);
+  if (c == NULL) return ZKL_ENOMEM;
+  c->root = strdup(root);
+  c->prefix = strdup(prefix);
+  c->node = node != NULL ? strdup(node) : NULL;
+  if (c->root == NULL || c->prefix == NULL || (node != NULL && !c->node)) {
+    chore_free(c);
+    return ZKL_ENOMEM;
+  }
+  /* May run on ZooKeeper's completion thread: only queue and signal. */
+  pthread_mutex_lock(&s->mu);
+  c->next = s->chores;
+  s->chores = c;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return 0;
+}
+
+int zkl__janitor_pending(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int n = 0;
+  for (struct chore *c = s->chores; c != NULL; c = c->next) n++;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+static void janitor_stop(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int running = s->janitor_running;
+  s->janitor_stop = 1;
+  s->janitor_running = 0;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  if (running) pthread_join(s->janitor, NULL);
+  while (s->chores != NULL) { /* closing the session removes the nodes */
+    struct chore *c = s->chores;
+    s->chores = c->next;
+    chore_free(c);
+  }
+}
+
+/* A `sync` round trip: afterwards this client's reads see everything the
+ * leader had committed when it was sent, even on a lagging follower. */
+struct sync_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int rc, done;
+};
+
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)value;
+  struct sync_wait *sw = (struct sync_wait *)data;
+  pthread_mutex_lock(&sw->mu);
+  sw->rc = rc;
+  sw->done = 1;
+  pthread_cond_signal(&sw->cv);
+  pthread_mutex_unlock(&sw->mu);
+}
+
+int zkl__zk_sync(zhandle_t *zh, const char *path) {
+  struct sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                         0, 0};
+  int zrc = zoo_async(zh, path, sync_done, &sw);
+  if (zrc == ZOK) {
+    /* the client completes every request, with an error on disconnect */
+    pthread_mutex_lock(&sw.mu);
+    while (!sw.done) pthread_cond_wait(&sw.cv, &sw.mu);
+    pthread_mutex_unlock(&sw.mu);
+    zrc = sw.rc;
+  }
+  pthread_cond_destroy(&sw.cv);
+  pthread_mutex_destroy(&sw.mu);
+  return zrc;
+}
+
 /* ---- open / close ------------------------------------------------------- */
 
+static void janitor_stop(zkl_session_t *s);
+
 static void session_free(zkl_session_t *s) {
+  janitor_stop(s);
   if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
   acl_free(&s->acl);
   free(s->hosts);
@@ -209,7 +384,12 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
 
   zkl_session_t *s = calloc(1, sizeof *s);
   if (s == NULL) return ZKL_ENOMEM;
-  if (pthread_mutex_init(&s->mu, NULL) != 0 || zkl__cond_init(&s->cv) != 0) {
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    free(s);
+    return ZKL_ESYSTEM;
+  }
+  if (zkl__cond_init(&s->cv) != 0) {
+    pthread_mutex_destroy(&s->mu);
     free(s);
     return ZKL_ESYSTEM;
   }
@@ -236,6 +416,11 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
                      "cannot use ZooKeeper hosts \"%s\": %s", hosts,
                      strerror(err));
   }
+  if (pthread_create(&s->janitor, NULL, janitor_main, s) != 0) {
+    session_free(s);
+    return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
+  }
+  s->janitor_running = 1;
   rc = wait_connected(s, deadline);
   if (rc == ZKL_ECONNECT)
     zkl__fail(rc, "cannot connect to ZooKeeper at %s within %d ms", hosts,
@@ -253,13 +438,12 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
 
 void zkl_session_close(zkl_session_t *s) {
   if (s == NULL) return;
+  janitor_stop(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
   s->epoch++;
   for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
     pthread_cond_signal(&w->cv);
-  int defer = s->refs > 0;
-  s->close_pending = defer;
   zhandle_t *zh = s->zh;
   s->zh = NULL;
   pthread_mutex_unlock(&s->mu);
@@ -267,6 +451,10 @@ void zkl_session_close(zkl_session_t *s) {
    * Joins ZooKeeper's threads, so no watcher runs after this.  Unlocked,
    * because the watcher may be waiting for s->mu. */
   if (zh != NULL) zookeeper_close(zh);
+  pthread_mutex_lock(&s->mu);
+  int defer = s->refs > 0;
+  s->close_pending = defer;
+  pthread_mutex_unlock(&s->mu);
   if (!defer) session_free(s);
 }
 

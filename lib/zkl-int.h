@@ -75,11 +75,16 @@ int zkl__name_is_mine(const char *name, const char *prefix);
 #define ZKL__PREFIX_LEN 40
 void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]);
 
-/* The release mark kept in a lock root's data: the czxid of the last node
- * that released an EXCLUSIVE hold.  Every contender created no later than it
- * is gone (see docs/design.md, "O(1) wake-ups"). */
-int zkl__mark_format(char *buf, size_t len, int64_t czxid);
-int zkl__mark_parse(const char *buf, int len, int64_t *czxid);
+/* The release mark kept in a lock root's data,
+ * "zkl-released:<recipe>:<czxid>": the czxid of the last node that released
+ * an EXCLUSIVE hold of that recipe.  Every contender the recipe counts that
+ * was created no later than it is gone (docs/design.md, "O(1) wake-ups").
+ * format: the length written, or ZKL_EINVAL (recipe NULL or with ':', or
+ * buf too small).  parse: 0, or ZKL_EINVAL for anything else, including
+ * another recipe's mark. */
+int zkl__mark_format(char *buf, size_t len, const char *recipe, int64_t czxid);
+int zkl__mark_parse(const char *buf, int len, const char *recipe,
+                    int64_t *czxid);
 
 /* ---- drivers (driver.c): what makes a recipe a recipe -------------------- */
 
@@ -109,7 +114,6 @@ typedef struct zkl__waiter {
   const char *watch_path;     /* node watched now, or NULL                */
   int fired;                  /* event on watch_path since armed          */
   int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
-  int armed;                  /* the server may still hold our watch      */
 } zkl__waiter_t;
 
 int zkl__waiter_init(zkl__waiter_t *w);
@@ -144,6 +148,17 @@ int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline);
 void zkl__waiters_poke_path(zkl_session_t *s, const char *path);
 /* Wakes a registered waiter (cancel); with the session locked. */
 void zkl__waiter_kick(zkl__waiter_t *w);
+
+/* Hands the deletion of `node` (or, with node NULL, of every child of root
+ * whose name starts with prefix) to the session's janitor thread, which
+ * does it once the connection is back; dropped if the session is lost
+ * (the nodes go with it).  Only queues and signals, so it may be called
+ * from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
+int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node);
+int zkl__janitor_pending(zkl_session_t *s); /* for tests */
+/* ZooKeeper's `sync` on path, waited for: a ZooKeeper code. */
+int zkl__zk_sync(struct _zhandle *zh, const char *path);
 
 /* ---- the contention core (contend.c) ------------------------------------- */
 

@@ -30,8 +30,7 @@ extern "C" {
   XX(EAUTH,      -1010, "ZooKeeper authentication failed")                     \
   XX(EAGAIN,     -1011, "recursion count limit reached")                       \
   XX(ESYSTEM,    -1012, "system error (thread or clock)")                      \
-  XX(EPROTO,     -1013, "unexpected ZooKeeper reply")                          \
-  XX(EDEADLK,    -1014, "operation would deadlock")
+  XX(EPROTO,     -1013, "contender node keeps vanishing")
 
 typedef enum zkl_errno {
 #define ZKL__ERR_ENUM(name, value, msg) ZKL_##name = (value),

@@ -10,8 +10,14 @@
  * Threads: a zkl_mutex_t is reentrant per thread, like a recursive
  * pthread mutex: the holding thread may lock again and must unlock as often.
  * Other threads of the process using the same object wait locally (no
- * ZooKeeper traffic) until it is fully released.  All functions are
- * thread-safe except zkl_mutex_destroy(), which must be the last call.
+ * ZooKeeper traffic) until it is fully released, then queue on ZooKeeper
+ * like any contender.  All functions are thread-safe except
+ * zkl_mutex_destroy(), which must be the last call.
+ *
+ * Deadlines: timed calls return on time while the connection is up or
+ * known to be down.  A request already sent when the server stops
+ * answering returns only once the client notices the dead connection, up
+ * to 2/3 of the session timeout later.
  */
 #ifndef ZKL_MUTEX_H
 #define ZKL_MUTEX_H
@@ -41,8 +47,8 @@ ZKL_EXTERN void zkl_mutex_opts_init(zkl_mutex_opts_t *opts);
  * are created on first lock, as CONTAINER nodes.
  *   0           *out is ready; free it with zkl_mutex_destroy().
  *   ZKL_EINVAL  out, s or path is NULL, the path is invalid, or
- *               opts->data_len is too long.
- *   ZKL_ENOMEM  allocation failed.
+ *               opts->data_len is too long (zkl_last_error() says which).
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or mutex/condition init failed.
  * On failure *out is NULL.  Ownership: path and data are copied.  The
  * session must outlive the mutex object. */
 ZKL_EXTERN int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s,
@@ -50,46 +56,66 @@ ZKL_EXTERN int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s,
                                 const zkl_mutex_opts_t *opts);
 
 /* Blocks until the calling thread holds the lock (or returns at once if it
- * already holds it: the recursion count goes up).
+ * already holds it: the recursion count goes up).  While the connection is
+ * down it waits for the same session to come back.
  *   0               held.
  *   ZKL_ECANCELED   zkl_mutex_cancel() was called while waiting.
- *   ZKL_ELOST       the session expired or was closed.
- *   ZKL_EAGAIN      recursion count would overflow.
+ *   ZKL_ELOST       the session expired or was closed (also for a
+ *                   recursive call whose earlier hold was lost).
+ *   ZKL_EAGAIN      the recursion count would overflow.
  *   ZKL_EINVAL      m is NULL.
- *   other <0        ZooKeeper refused (e.g. ZNOAUTH on the path).
- * On every failure the caller does not hold the lock and no node of this
- * call is left on the server. */
+ *   ZKL_ENOMEM      allocation failed.
+ *   ZKL_EPROTO      our node kept vanishing (someone deletes contender
+ *                   nodes under the lock path).
+ *   other <0        ZooKeeper's own code, e.g. ZNOAUTH when the path's ACL
+ *                   refuses us; zkl_last_error() names the path.
+ * On every failure the caller does not hold the lock (a failed recursive
+ * call leaves the earlier hold as it was) and no node of this call is left
+ * on the server. */
 ZKL_EXTERN int zkl_mutex_lock(zkl_mutex_t *m);
 
 /* Takes the lock only if it is free now.  When another contender holds it
  * the cost is one listing and no write: nothing is created.  When it looks
  * free, zkl creates its node and checks again; if it lost that race its node
  * is deleted before returning.
- *   0           held.
- *   ZKL_EBUSY   held by another contender (or, locally, another thread of
- *               this process is using the object).
- *   others      as for zkl_mutex_lock(). */
+ *   0               held.
+ *   ZKL_EBUSY       held by another contender (or, locally, another thread
+ *                   of this process is using the object).
+ *   ZKL_ESUSPENDED  the connection is down: nothing was tried.
+ *   others          as for zkl_mutex_lock(). */
 ZKL_EXTERN int zkl_mutex_trylock(zkl_mutex_t *m);
 
 /* As zkl_mutex_lock(), giving up after timeout_ms milliseconds (0 behaves as
  * zkl_mutex_trylock(); negative waits forever).
- *   ZKL_ETIMEDOUT   not obtained in time; no node is left behind.
+ *   ZKL_ETIMEDOUT   not obtained in time (also when the connection was down
+ *                   all along).  The node is deleted before the call
+ *                   returns, or, if the connection is down, by the
+ *                   session's own thread as soon as it is back.
  *   others          as for zkl_mutex_lock(). */
 ZKL_EXTERN int zkl_mutex_timedlock(zkl_mutex_t *m, int64_t timeout_ms);
 
 /* Releases one level of the calling thread's hold; the last level deletes
- * the node and hands the lock to the next waiter.
+ * the node and hands the lock to the next waiter.  A connection loss during
+ * the delete is retried until the delete succeeds or the session is gone.
  *   0           released (or one recursion level dropped).
  *   ZKL_EPERM   the calling thread does not hold the lock.
- *   ZKL_ELOST   the session was lost while held: the lock was already gone
- *               (the hold is cleared all the same).
+ *   ZKL_ELOST   the session was lost while held, or our node had been
+ *               deleted by someone else: the lock was already gone before
+ *               this call (the hold is cleared all the same).
+ *   ZKL_ESUSPENDED  the connection stayed down for a session timeout: the
+ *               caller no longer holds, and the session's own thread
+ *               deletes the node as soon as the connection is back (if the
+ *               session expires instead, the server deletes it).
  *   ZKL_EINVAL  m is NULL.
+ *   other <0    ZooKeeper refused the delete (e.g. ZNOAUTH); the server
+ *               still removes the node when the session ends.
  * After a failure other than EPERM/EINVAL, the object no longer holds. */
 ZKL_EXTERN int zkl_mutex_unlock(zkl_mutex_t *m);
 
 /* Makes every lock/timedlock call blocked on m right now return
  * ZKL_ECANCELED (calls made later are not affected).  0, or ZKL_EINVAL for
- * NULL.  Safe from any thread, including a signal-handling thread. */
+ * NULL.  Safe from any thread (e.g. a sigwait() thread), but not from a
+ * signal handler: it takes mutexes. */
 ZKL_EXTERN int zkl_mutex_cancel(zkl_mutex_t *m);
 
 /* The fencing token of the current hold: the ZooKeeper transaction id that
@@ -107,14 +133,15 @@ ZKL_EXTERN int zkl_mutex_token(zkl_mutex_t *m, uint64_t *token);
  * NULL.  Makes no ZooKeeper call. */
 ZKL_EXTERN int zkl_mutex_holding(zkl_mutex_t *m);
 
-/* Copies the full path of this object's current contender node into buf
- * (NUL-terminated).  0; ZKL_EPERM if it has no node now; ZKL_EINVAL for NULL
- * or a buffer too small (len < 1024 is always enough for valid paths). */
+/* Copies the full path of the node through which this object holds the
+ * lock into buf (NUL-terminated).  0; ZKL_EPERM if the object does not hold
+ * the lock; ZKL_EINVAL for NULL or a buffer too small (1024 bytes are
+ * always enough for valid paths). */
 ZKL_EXTERN int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len);
 
-/* Destroys m: wakes any waiter with ZKL_ECANCELED, releases the lock if it is
- * held, removes watches, frees memory.  NULL-safe.  Must not race with other
- * calls on m (join the threads that use it first). */
+/* Destroys m: releases the lock if it is held (whatever the recursion count),
+ * frees memory.  NULL-safe.  Must not race with other calls on m: cancel
+ * and join the threads that use it first. */
 ZKL_EXTERN void zkl_mutex_destroy(zkl_mutex_t *m);
 
 #ifdef __cplusplus

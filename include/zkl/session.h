@@ -4,6 +4,10 @@
  * and shared by any number of recipe objects (mutexes, ...).  Every function
  * here is thread-safe except zkl_session_close(), which must be the last call
  * on the session.
+ *
+ * Threads: besides ZooKeeper's two, a session runs one thread of its own,
+ * which deletes nodes whose deletion a caller could not wait for because
+ * the connection was down, as soon as it is back.  Never user code.
  */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H

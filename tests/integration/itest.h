@@ -12,6 +12,7 @@ Suite *session_suite(void);
 Suite *mutex_suite(void);
 Suite *exclusion_suite(void);
 Suite *kazoo_suite(void);
+Suite *faults_suite(void);
 
 /* Every TCase gets this timeout (seconds), scaled under valgrind. */
 #define IT_TIMEOUT 60

@@ -1,0 +1,261 @@
+/* tests/integration/test-faults.c - the queue stays correct when nodes
+ * vanish, when a release mark is forged, and when the connection drops
+ * while a waiter gives up (server paused with SIGSTOP by the harness). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itest.h"
+
+struct contender {
+  zkl_mutex_t *m;
+  int64_t timeout_ms;
+  int hold_ms;
+  volatile int *inside, *overlaps;
+  int rc;
+  int64_t got_at, released_at, returned_at;
+};
+
+static void *contender_main(void *arg) {
+  struct contender *c = arg;
+  c->rc = zkl_mutex_timedlock(c->m, c->timeout_ms);
+  c->returned_at = it_now_ms();
+  if (c->rc != 0) return NULL;
+  c->got_at = it_now_ms();
+  if (__atomic_add_fetch(c->inside, 1, __ATOMIC_SEQ_CST) != 1)
+    __atomic_add_fetch(c->overlaps, 1, __ATOMIC_SEQ_CST);
+  it_sleep_ms(c->hold_ms);
+  __atomic_sub_fetch(c->inside, 1, __ATOMIC_SEQ_CST);
+  c->released_at = it_now_ms();
+  zkl_mutex_unlock(c->m);
+  return NULL;
+}
+
+struct count_arg {
+  zkl_session_t *s;
+  const char *path;
+  int want;
+};
+
+static int has_children(void *arg) {
+  struct count_arg *c = arg;
+  return it_children(c->s, c->path, NULL) == c->want;
+}
+
+/* The name of the newest child (highest sequence), copied into out. */
+static void newest_child(zkl_session_t *s, const char *root, char *out,
+                         size_t len) {
+  struct String_vector kids;
+  it_children(s, root, &kids);
+  ck_assert_int_gt(kids.count, 0);
+  const char *best = kids.data[0];
+  for (int i = 1; i < kids.count; i++)
+    if (strcmp(kids.data[i] + strlen(kids.data[i]) - 10,
+               best + strlen(best) - 10) > 0)
+      best = kids.data[i];
+  snprintf(out, len, "%s/%s", root, best);
+  deallocate_String_vector(&kids);
+}
+
+/* Someone deletes a waiter's node while it waits.  The waiter behind it
+ * moves up; the waiter whose node vanished must notice before taking the
+ * lock (they would otherwise both hold it) and queue again at the back. */
+START_TEST(waiter_whose_node_is_deleted_requeues) {
+  char root[128], b_node[512];
+  it_root(root, sizeof root, "vanish");
+  zkl_session_t *sa = it_session(), *sb = it_session(), *sc = it_session();
+  zkl_mutex_t *ma, *mb, *mc;
+  ck_assert_int_eq(zkl_mutex_create(&ma, sa, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_create(&mb, sb, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_create(&mc, sc, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  volatile int inside = 1, overlaps = 0; /* a is inside */
+
+  struct contender b = {mb, 20000, 50, &inside, &overlaps, -1, 0, 0, 0};
+  struct contender c = {mc, 20000, 300, &inside, &overlaps, -1, 0, 0, 0};
+  pthread_t tb, tc;
+  pthread_create(&tb, NULL, contender_main, &b);
+  struct count_arg cnt = {sa, root, 2};
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  newest_child(sa, root, b_node, sizeof b_node);
+  pthread_create(&tc, NULL, contender_main, &c);
+  cnt.want = 3;
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+
+  /* an operator deletes b's node */
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(sa), b_node, -1), ZOK);
+  it_sleep_ms(100);
+  __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  pthread_join(tb, NULL);
+  pthread_join(tc, NULL);
+  ck_assert_int_eq(b.rc, 0);
+  ck_assert_int_eq(c.rc, 0);
+  ck_assert_int_eq(overlaps, 0);
+  /* c was ahead once b's node was gone: b came after c */
+  ck_assert_int_ge(b.got_at, c.released_at);
+  ck_assert_int_eq(it_children(sa, root, NULL), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(sa);
+  zkl_session_close(sb);
+  zkl_session_close(sc);
+}
+END_TEST
+
+/* The lock root's data after a release holds the release mark; a forged
+ * mark that claims more than any real release could is not trusted. */
+START_TEST(release_mark_written_and_forgery_ignored) {
+  char root[128], node[1024], data[128];
+  it_root(root, sizeof root, "mark");
+  zkl_session_t *sa = it_session(), *sb = it_session(), *sc = it_session();
+  zkl_mutex_t *ma, *mb, *mc;
+  ck_assert_int_eq(zkl_mutex_create(&ma, sa, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_create(&mb, sb, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_create(&mc, sc, root, NULL), 0);
+
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  uint64_t token;
+  zkl_mutex_token(ma, &token);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  int len = sizeof data - 1;
+  zhandle_t *zh = zkl_session_zhandle(sa);
+  ck_assert_int_eq(zoo_get(zh, root, 0, data, &len, NULL), ZOK);
+  data[len] = '\0';
+  char want[128];
+  snprintf(want, sizeof want, "zkl-released:mutex:%" PRIu64, token);
+  ck_assert_str_eq(data, want);
+
+  /* a holds, b and c queue; a forged mark covers everybody */
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  volatile int inside = 1, overlaps = 0;
+  struct contender b = {mb, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
+  struct contender c = {mc, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
+  pthread_t tb, tc;
+  pthread_create(&tb, NULL, contender_main, &b);
+  struct count_arg cnt = {sa, root, 2};
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  pthread_create(&tc, NULL, contender_main, &c);
+  cnt.want = 3;
+  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  const char *forged = "zkl-released:mutex:9000000000000000000";
+  ck_assert_int_eq(zoo_set(zh, root, forged, (int)strlen(forged), -1), ZOK);
+  /* b gives up: c wakes, still blocked by a, and reads the forged mark */
+  zkl_mutex_cancel(mb);
+  pthread_join(tb, NULL);
+  ck_assert_int_eq(b.rc, ZKL_ECANCELED);
+  it_sleep_ms(300);
+  ck_assert_int_eq(c.rc, -1); /* c still waits behind a */
+  ck_assert_int_eq(zkl_mutex_node(ma, node, sizeof node), 0);
+  __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  pthread_join(tc, NULL);
+  ck_assert_int_eq(c.rc, 0);
+  ck_assert_int_eq(overlaps, 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(sa);
+  zkl_session_close(sb);
+  zkl_session_close(sc);
+}
+END_TEST
+
+/* Runs a harness command on the server the wrapper started. */
+static void harness(const char *verb) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
+           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ZKDIR"));
+  ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
+}
+
+struct watched_arg {
+  const char *root;
+};
+
+static int some_child_watched(void *arg) {
+  struct watched_arg *w = arg;
+  char *wchp = it_4lw("wchp");
+  char prefix[200];
+  snprintf(prefix, sizeof prefix, "%s/", w->root);
+  int found = strstr(wchp, prefix) != NULL;
+  free(wchp);
+  return found;
+}
+
+static int session_suspended(void *arg) {
+  return zkl_session_state(arg) == ZKL_SESSION_SUSPENDED;
+}
+
+static int session_connected(void *arg) {
+  return zkl_session_state(arg) == ZKL_SESSION_CONNECTED;
+}
+
+/* The connection drops while a waiter gives up: its call returns on time,
+ * it says the hold is in doubt meanwhile, and once the server is back its
+ * node is deleted (no orphan blocking the queue) and the lock moves on. */
+START_TEST(timeout_while_disconnected_leaves_no_node) {
+  if (getenv("ZKL_TEST_ZKDIR") == NULL || getenv("ZKL_TEST_HARNESS") == NULL ||
+      getenv("ZKL_TEST_ENSEMBLE_DIR") != NULL)
+    return; /* needs the standalone server the wrapper started */
+  char root[128];
+  it_root(root, sizeof root, "pause");
+  zkl_session_t *sa = it_session_timeout(9000), *sb = it_session_timeout(9000);
+  zkl_mutex_t *ma, *mb;
+  ck_assert_int_eq(zkl_mutex_create(&ma, sa, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_create(&mb, sb, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  volatile int inside = 0, overlaps = 0;
+  struct contender b = {mb, 2500, 0, &inside, &overlaps, -1, 0, 0, 0};
+  pthread_t tb;
+  int64_t t0 = it_now_ms();
+  pthread_create(&tb, NULL, contender_main, &b);
+  struct count_arg cnt = {sa, root, 2};
+  ck_assert(it_wait_until(has_children, &cnt, 2000));
+  /* pause only once b sits in its wait (its watch is on the server): a
+   * request in flight when the server freezes returns only when the client
+   * notices, up to 2/3 of the session timeout later (see the header) */
+  struct watched_arg wa = {root};
+  ck_assert(it_wait_until(some_child_watched, &wa, 2000));
+
+  harness("pause"); /* no answers from now on */
+  ck_assert_msg(it_wait_until(session_suspended, sa, 8000),
+                "client did not notice the dead connection");
+  ck_assert_int_eq(zkl_mutex_holding(ma), ZKL_ESUSPENDED);
+  pthread_join(tb, NULL);
+  int64_t took = b.returned_at - t0;
+  ck_assert_int_eq(b.rc, ZKL_ETIMEDOUT);
+  ck_assert_msg(took < 2500 + 1500, "timedlock(2500) took %" PRId64 " ms",
+                took);
+  harness("resume");
+
+  ck_assert(it_wait_until(session_connected, sa, 8000));
+  ck_assert(it_wait_until(session_connected, sb, 8000));
+  ck_assert_int_eq(zkl_mutex_holding(ma), 1); /* same session: still ours */
+  cnt.want = 1; /* b's node is deleted once the connection is back */
+  ck_assert_msg(it_wait_until(has_children, &cnt, 8000),
+                "the waiter's node was left behind");
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_session_close(sa);
+  zkl_session_close(sb);
+}
+END_TEST
+
+Suite *faults_suite(void) {
+  Suite *su = suite_create("faults");
+  TCase *tc = it_tcase("nodes");
+  tcase_add_test(tc, waiter_whose_node_is_deleted_requeues);
+  tcase_add_test(tc, release_mark_written_and_forgery_ignored);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("connection");
+  tcase_add_test(tc, timeout_while_disconnected_leaves_no_node);
+  suite_add_tcase(su, tc);
+  return su;
+}
