@@ -25,6 +25,11 @@ zkl_session_t *it_session(void);
 zkl_session_t *it_session_timeout(int session_timeout_ms);
 /* Children of path (0 if it does not exist); names copied if v != NULL. */
 int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
+/* A mutex object on path, asserting success. */
+zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path);
+/* Waits until path has exactly `want` children; 1 if it did in time. */
+int it_wait_children(zkl_session_t *s, const char *path, int want,
+                     int timeout_ms);
 /* Polls pred every 5 ms until it returns non-zero or timeout_ms passes;
  * returns pred's last answer. */
 int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms);

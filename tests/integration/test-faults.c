@@ -33,17 +33,6 @@ static void *contender_main(void *arg) {
   return NULL;
 }
 
-struct count_arg {
-  zkl_session_t *s;
-  const char *path;
-  int want;
-};
-
-static int has_children(void *arg) {
-  struct count_arg *c = arg;
-  return it_children(c->s, c->path, NULL) == c->want;
-}
-
 /* The name of the newest child (highest sequence), copied into out. */
 static void newest_child(zkl_session_t *s, const char *root, char *out,
                          size_t len) {
@@ -77,12 +66,10 @@ START_TEST(waiter_whose_node_is_deleted_requeues) {
   struct contender c = {mc, 20000, 300, &inside, &overlaps, -1, 0, 0, 0};
   pthread_t tb, tc;
   pthread_create(&tb, NULL, contender_main, &b);
-  struct count_arg cnt = {sa, root, 2};
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(sa, root, 2, 5000));
   newest_child(sa, root, b_node, sizeof b_node);
   pthread_create(&tc, NULL, contender_main, &c);
-  cnt.want = 3;
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(sa, root, 3, 5000));
 
   /* an operator deletes b's node */
   ck_assert_int_eq(zoo_delete(zkl_session_zhandle(sa), b_node, -1), ZOK);
@@ -136,11 +123,9 @@ START_TEST(release_mark_written_and_forgery_ignored) {
   struct contender c = {mc, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
   pthread_t tb, tc;
   pthread_create(&tb, NULL, contender_main, &b);
-  struct count_arg cnt = {sa, root, 2};
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(sa, root, 2, 5000));
   pthread_create(&tc, NULL, contender_main, &c);
-  cnt.want = 3;
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(sa, root, 3, 5000));
   const char *forged = "zkl-released:mutex:9000000000000000000";
   ck_assert_int_eq(zoo_set(zh, root, forged, (int)strlen(forged), -1), ZOK);
   /* b gives up: c wakes, still blocked by a, and reads the forged mark */
@@ -213,8 +198,7 @@ START_TEST(timeout_while_disconnected_leaves_no_node) {
   pthread_t tb;
   int64_t t0 = it_now_ms();
   pthread_create(&tb, NULL, contender_main, &b);
-  struct count_arg cnt = {sa, root, 2};
-  ck_assert(it_wait_until(has_children, &cnt, 2000));
+  ck_assert(it_wait_children(sa, root, 2, 2000));
   /* pause only once b sits in its wait (its watch is on the server): a
    * request in flight when the server freezes returns only when the client
    * notices, up to 2/3 of the session timeout later (see the header) */
@@ -235,8 +219,8 @@ START_TEST(timeout_while_disconnected_leaves_no_node) {
   ck_assert(it_wait_until(session_connected, sa, 8000));
   ck_assert(it_wait_until(session_connected, sb, 8000));
   ck_assert_int_eq(zkl_mutex_holding(ma), 1); /* same session: still ours */
-  cnt.want = 1; /* b's node is deleted once the connection is back */
-  ck_assert_msg(it_wait_until(has_children, &cnt, 8000),
+  /* b's node is deleted once the connection is back */
+  ck_assert_msg(it_wait_children(sa, root, 1, 8000),
                 "the waiter's node was left behind");
   ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
   ck_assert_int_eq(zkl_mutex_trylock(mb), 0);

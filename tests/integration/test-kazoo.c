@@ -63,17 +63,6 @@ static void peer_finish(struct peer *p) {
                 "kazoo peer exited with %d", status);
 }
 
-struct count_arg {
-  zkl_session_t *s;
-  const char *path;
-  int want;
-};
-
-static int has_children(void *arg) {
-  struct count_arg *c = arg;
-  return it_children(c->s, c->path, NULL) == c->want;
-}
-
 START_TEST(zkl_holds_kazoo_waits) {
   char root[128], line[512];
   it_root(root, sizeof root, "kazoo1");
@@ -88,8 +77,7 @@ START_TEST(zkl_holds_kazoo_waits) {
   peer_finish(&p);
 
   p = peer_start(root, "wait", "20");
-  struct count_arg c = {s, root, 2};
-  ck_assert(it_wait_until(has_children, &c, 15000)); /* kazoo queued */
+  ck_assert(it_wait_children(s, root, 2, 15000)); /* kazoo queued */
   ck_assert_int_eq(zkl_mutex_unlock(m), 0);
   peer_line(&p, line, sizeof line);
   ck_assert_str_eq(line, "acquired");
@@ -128,8 +116,7 @@ START_TEST(kazoo_holds_zkl_waits) {
   struct waiter w = {m, -1, -1};
   pthread_t th;
   pthread_create(&th, NULL, wait_main, &w);
-  struct count_arg c = {s, root, 2};
-  ck_assert(it_wait_until(has_children, &c, 5000));
+  ck_assert(it_wait_children(s, root, 2, 5000));
   it_sleep_ms(100);
   ck_assert_int_eq(w.rc, -1); /* still waiting behind kazoo */
   close(p.to);                /* kazoo releases */

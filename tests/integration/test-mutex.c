@@ -11,13 +11,6 @@
 
 #include "itest.h"
 
-static zkl_mutex_t *new_mutex(zkl_session_t *s, const char *path) {
-  zkl_mutex_t *m = NULL;
-  int rc = zkl_mutex_create(&m, s, path, NULL);
-  ck_assert_msg(rc == 0, "mutex_create %s: %s", path, zkl_strerror(rc));
-  return m;
-}
-
 static struct Stat stat_of(zkl_session_t *s, const char *path) {
   struct Stat st;
   int rc = zoo_exists(zkl_session_zhandle(s), path, 0, &st);
@@ -32,7 +25,7 @@ START_TEST(node_shape_data_and_container_root) {
   it_root(root, sizeof root, "shape");
   snprintf(path, sizeof path, "%s/a/b", root);
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, path);
+  zkl_mutex_t *m = it_mutex(s, path);
   ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), ZKL_EPERM);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
@@ -110,7 +103,7 @@ START_TEST(empty_roots_are_reaped) {
   it_root(root, sizeof root, "reaped");
   snprintf(path, sizeof path, "%s/a/b", root);
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, path);
+  zkl_mutex_t *m = it_mutex(s, path);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   ck_assert_int_eq(zkl_mutex_unlock(m), 0);
   struct gone_arg g = {s, path};
@@ -127,7 +120,7 @@ START_TEST(root_removed_between_uses) {
   char root[128];
   it_root(root, sizeof root, "reap");
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, root);
+  zkl_mutex_t *m = it_mutex(s, root);
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(zkl_mutex_lock(m), 0);
     ck_assert_int_eq(zkl_mutex_unlock(m), 0);
@@ -145,7 +138,7 @@ START_TEST(foreign_children_ignored) {
   char root[128], junk[200];
   it_root(root, sizeof root, "junk");
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, root);
+  zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0); /* creates the root */
   const char *names[] = {"readme", "x-lock-", "lock-12", "__lock__abc",
                          "z-lock-99999999999"};
@@ -169,7 +162,7 @@ START_TEST(trylock_on_held_lock_writes_nothing) {
   char root[128];
   it_root(root, sizeof root, "try");
   zkl_session_t *a = it_session(), *b = it_session();
-  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   struct Stat before = stat_of(a, root);
   for (int i = 0; i < 5; i++) ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY);
@@ -201,7 +194,7 @@ START_TEST(timedlock_times_out_and_leaves_nothing) {
   char root[128];
   it_root(root, sizeof root, "timed");
   zkl_session_t *a = it_session(), *b = it_session();
-  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   int64_t t0 = it_now_ms();
   ck_assert_int_eq(zkl_mutex_timedlock(mb, 300), ZKL_ETIMEDOUT);
@@ -240,28 +233,16 @@ static void *locker_main(void *arg) {
   return NULL;
 }
 
-struct count_arg {
-  zkl_session_t *s;
-  const char *path;
-  int want;
-};
-
-static int has_children(void *arg) {
-  struct count_arg *c = arg;
-  return it_children(c->s, c->path, NULL) == c->want;
-}
-
 START_TEST(cancel_wakes_blocked_lock) {
   char root[128];
   it_root(root, sizeof root, "cancel");
   zkl_session_t *a = it_session(), *b = it_session();
-  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   struct locker l = {.m = mb, .timeout_ms = -1};
   pthread_t th;
   pthread_create(&th, NULL, locker_main, &l);
-  struct count_arg c = {a, root, 2};
-  ck_assert(it_wait_until(has_children, &c, 5000)); /* b is queued */
+  ck_assert(it_wait_children(a, root, 2, 5000)); /* b is queued */
   int64_t t0 = it_now_ms();
   ck_assert_int_eq(zkl_mutex_cancel(mb), 0);
   pthread_join(th, NULL);
@@ -286,7 +267,7 @@ START_TEST(reentrant_per_thread) {
   char root[128];
   it_root(root, sizeof root, "reent");
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, root);
+  zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_holding(m), 0);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   uint64_t t1, t2;
@@ -329,7 +310,7 @@ START_TEST(other_thread_cannot_unlock_and_waits_locally) {
   char root[128];
   it_root(root, sizeof root, "local");
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, root);
+  zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   struct Stat before = stat_of(s, root);
   struct other_thread o = {.m = m};
@@ -363,7 +344,7 @@ START_TEST(destroy_while_held_releases) {
   char root[128];
   it_root(root, sizeof root, "destroy");
   zkl_session_t *a = it_session(), *b = it_session();
-  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root);
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY);
@@ -446,7 +427,7 @@ START_TEST(fifo_herd_free_and_tokens_increase) {
   char root[128];
   it_root(root, sizeof root, "fifo");
   zkl_session_t *hs = it_session();
-  zkl_mutex_t *hm = new_mutex(hs, root);
+  zkl_mutex_t *hm = it_mutex(hs, root);
   ck_assert_int_eq(zkl_mutex_lock(hm), 0);
   uint64_t holder_token;
   ck_assert_int_eq(zkl_mutex_token(hm, &holder_token), 0);
@@ -459,10 +440,9 @@ START_TEST(fifo_herd_free_and_tokens_increase) {
     q[i] = (struct queued){.index = i, .order = order, .next = &next,
                            .mu = &mu};
     q[i].s = it_session();
-    q[i].m = new_mutex(q[i].s, root);
+    q[i].m = it_mutex(q[i].s, root);
     pthread_create(&th[i], NULL, queued_main, &q[i]);
-    struct count_arg c = {hs, root, i + 2};
-    ck_assert(it_wait_until(has_children, &c, 5000));
+    ck_assert(it_wait_children(hs, root, i + 2, 5000));
   }
   /* all queued: every node but the last waiter's is watched, each by
    * exactly one session (waiters arm their watch just after queueing, so
@@ -502,18 +482,16 @@ START_TEST(waiter_behind_abandoning_waiter) {
   char root[128];
   it_root(root, sizeof root, "abandon");
   zkl_session_t *a = it_session(), *b = it_session(), *c = it_session();
-  zkl_mutex_t *ma = new_mutex(a, root), *mb = new_mutex(b, root),
-              *mc = new_mutex(c, root);
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root),
+              *mc = it_mutex(c, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   struct locker lb = {.m = mb, .timeout_ms = -1};
   struct locker lc = {.m = mc, .timeout_ms = 10000};
   pthread_t tb, tc;
   pthread_create(&tb, NULL, locker_main, &lb);
-  struct count_arg cnt = {a, root, 2};
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(a, root, 2, 5000));
   pthread_create(&tc, NULL, locker_main, &lc);
-  cnt.want = 3;
-  ck_assert(it_wait_until(has_children, &cnt, 5000));
+  ck_assert(it_wait_children(a, root, 3, 5000));
   zkl_mutex_cancel(mb); /* c's predecessor leaves the queue */
   pthread_join(tb, NULL);
   ck_assert_int_eq(lb.rc, ZKL_ECANCELED);
@@ -538,7 +516,7 @@ START_TEST(token_is_node_czxid) {
   char root[128], node[1024];
   it_root(root, sizeof root, "token");
   zkl_session_t *s = it_session();
-  zkl_mutex_t *m = new_mutex(s, root);
+  zkl_mutex_t *m = it_mutex(s, root);
   uint64_t prev = 0;
   for (int i = 0; i < 5; i++) {
     ck_assert_int_eq(zkl_mutex_lock(m), 0);
@@ -590,7 +568,7 @@ START_TEST(process_exit_frees_the_lock) {
     waitpid(pid, &status, 0);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     zkl_session_t *s = it_session();
-    zkl_mutex_t *m = new_mutex(s, root);
+    zkl_mutex_t *m = it_mutex(s, root);
     int64_t t0 = it_now_ms();
     ck_assert_int_eq(zkl_mutex_timedlock(m, 15000), 0);
     int64_t took = it_now_ms() - t0;

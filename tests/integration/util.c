@@ -56,6 +56,30 @@ int it_children(zkl_session_t *s, const char *path, struct String_vector *v) {
   return n;
 }
 
+zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path) {
+  zkl_mutex_t *m = NULL;
+  int rc = zkl_mutex_create(&m, s, path, NULL);
+  ck_assert_msg(rc == 0, "mutex_create %s: %s", path, zkl_strerror(rc));
+  return m;
+}
+
+struct children_arg {
+  zkl_session_t *s;
+  const char *path;
+  int want;
+};
+
+static int children_are(void *arg) {
+  struct children_arg *c = arg;
+  return it_children(c->s, c->path, NULL) == c->want;
+}
+
+int it_wait_children(zkl_session_t *s, const char *path, int want,
+                     int timeout_ms) {
+  struct children_arg c = {s, path, want};
+  return it_wait_until(children_are, &c, timeout_ms);
+}
+
 int64_t it_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
