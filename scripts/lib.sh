@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/lib.sh - shared by scripts/test and scripts/demo (sourced).
 # Installs what zkl needs on Debian 12 when it is missing, and bootstraps,
 # configures and builds the tree out of source in build/.

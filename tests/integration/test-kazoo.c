@@ -95,8 +95,9 @@ struct waiter {
 
 static void *wait_main(void *arg) {
   struct waiter *w = arg;
-  w->rc = zkl_mutex_timedlock(w->m, 20000);
-  if (w->rc == 0) w->unlock_rc = zkl_mutex_unlock(w->m);
+  int rc = zkl_mutex_timedlock(w->m, 20000);
+  __atomic_store_n(&w->rc, rc, __ATOMIC_SEQ_CST);
+  if (rc == 0) w->unlock_rc = zkl_mutex_unlock(w->m);
   return NULL;
 }
 
@@ -118,7 +119,8 @@ START_TEST(kazoo_holds_zkl_waits) {
   pthread_create(&th, NULL, wait_main, &w);
   ck_assert(it_wait_children(s, root, 2, 5000));
   it_sleep_ms(100);
-  ck_assert_int_eq(w.rc, -1); /* still waiting behind kazoo */
+  /* still waiting behind kazoo */
+  ck_assert_int_eq(__atomic_load_n(&w.rc, __ATOMIC_SEQ_CST), -1);
   close(p.to);                /* kazoo releases */
   p.to = -1;
   pthread_join(th, NULL);

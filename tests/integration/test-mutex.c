@@ -219,13 +219,13 @@ struct locker {
   zkl_mutex_t *m;
   int64_t timeout_ms; /* <0: lock() */
   int rc;
-  volatile int started;
+  int started; /* atomic */
   int64_t acquired_at;
 };
 
 static void *locker_main(void *arg) {
   struct locker *l = arg;
-  l->started = 1;
+  __atomic_store_n(&l->started, 1, __ATOMIC_SEQ_CST);
   l->rc = l->timeout_ms < 0 ? zkl_mutex_lock(l->m)
                             : zkl_mutex_timedlock(l->m, l->timeout_ms);
   l->acquired_at = it_now_ms();
@@ -327,7 +327,7 @@ START_TEST(other_thread_cannot_unlock_and_waits_locally) {
   /* a blocked local thread gets the lock once we release it */
   struct locker l = {.m = m, .timeout_ms = 5000};
   pthread_create(&th, NULL, locker_main, &l);
-  while (!l.started) it_sleep_ms(1);
+  while (!__atomic_load_n(&l.started, __ATOMIC_SEQ_CST)) it_sleep_ms(1);
   it_sleep_ms(50);
   ck_assert_int_eq(stat_of(s, root).cversion, before.cversion);
   int64_t released = it_now_ms();

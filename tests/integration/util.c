@@ -147,7 +147,8 @@ char *it_4lw(const char *word) {
 static void expire_watcher(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx) {
   (void)zh, (void)type, (void)path;
-  if (state == ZOO_CONNECTED_STATE) *(volatile int *)ctx = 1;
+  if (state == ZOO_CONNECTED_STATE)
+    __atomic_store_n((int *)ctx, 1, __ATOMIC_SEQ_CST);
 }
 
 void it_expire_session(zkl_session_t *s) {
@@ -156,12 +157,14 @@ void it_expire_session(zkl_session_t *s) {
   /* The original handle may win the session back before the second one
    * closes it; then the close ends nothing, so try again. */
   for (int attempt = 0; attempt < 10; attempt++) {
-    volatile int connected = 0;
+    int connected = 0; /* atomic: set by the handle's watcher thread */
     zhandle_t *other = zookeeper_init(it_hosts(), expire_watcher,
                                       zoo_recv_timeout(zh), &copy,
-                                      (void *)&connected, 0);
+                                      &connected, 0);
     ck_assert_ptr_nonnull(other);
-    for (int i = 0; i < 2000 && !connected; i++) it_sleep_ms(5);
+    for (int i = 0; i < 2000 && !__atomic_load_n(&connected, __ATOMIC_SEQ_CST);
+         i++)
+      it_sleep_ms(5);
     zookeeper_close(other); /* closes the shared session on the server */
     for (int i = 0; i < 400; i++) {
       if (zkl_session_state(s) == ZKL_SESSION_LOST) return;
