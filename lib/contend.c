@@ -576,6 +576,8 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
 
 /* An asynchronous abandon, shared by the caller and the completion. */
 struct abandoned {
+  zkl__inflight_t link; /* first: the session discards it if the
+                           completion never runs (session closed) */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int refs, done;
@@ -583,11 +585,7 @@ struct abandoned {
   char *root, *prefix, *node;
 };
 
-static void abandoned_unref(struct abandoned *a) {
-  pthread_mutex_lock(&a->mu);
-  int last = --a->refs == 0;
-  pthread_mutex_unlock(&a->mu);
-  if (!last) return;
+static void abandoned_destroy(struct abandoned *a) {
   pthread_cond_destroy(&a->cv);
   pthread_mutex_destroy(&a->mu);
   free(a->root);
@@ -596,9 +594,23 @@ static void abandoned_unref(struct abandoned *a) {
   free(a);
 }
 
+static void abandoned_unref(struct abandoned *a) {
+  pthread_mutex_lock(&a->mu);
+  int last = --a->refs == 0;
+  pthread_mutex_unlock(&a->mu);
+  if (last) abandoned_destroy(a);
+}
+
+/* The session closed before the completion ran: only its reference is
+ * left (the caller's was dropped before any close may happen). */
+static void abandoned_discard(zkl__inflight_t *op) {
+  abandoned_destroy((struct abandoned *)op);
+}
+
 /* Runs on ZooKeeper's completion thread: only queues work and signals. */
 static void abandon_done(int rc, const void *data) {
   struct abandoned *a = (struct abandoned *)data;
+  zkl__inflight_remove(a->s, &a->link);
   if (retryable(rc)) zkl__janitor_add(a->s, a->root, a->prefix, a->node);
   pthread_mutex_lock(&a->mu);
   a->done = 1;
@@ -638,9 +650,11 @@ static void abandon(zkl__contender_t *c) {
     delete_node(c, 0, ZKL__TRY); /* no memory: the synchronous way */
     return;
   }
+  a->link.discard = abandoned_discard;
+  zkl__inflight_add(c->s, &a->link);
   int zrc = zoo_adelete(zkl__zh(c->s), c->node, -1, abandon_done, a);
-  if (zrc != ZOK) { /* not sent, so no completion will run */
-    if (retryable(zrc)) zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+  if (zrc != ZOK) { /* not sent (session gone or closing): no completion */
+    zkl__inflight_remove(c->s, &a->link);
     a->done = 1;
     a->refs--;
   }

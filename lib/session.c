@@ -3,6 +3,7 @@
  * signals.  The watcher runs on ZooKeeper's completion thread and does
  * nothing else: no ZooKeeper call, no user code. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
@@ -26,6 +27,7 @@ struct zkl_session {
   /* The janitor: deletes nodes whose deletion (or creation) a caller could
    * not finish because the connection was down, once it is back. */
   struct chore *chores;     /* pending, guarded by mu                   */
+  zkl__inflight_t *inflight; /* async requests not yet completed        */
   pthread_t janitor;
   int janitor_running;
   int janitor_stop;
@@ -244,10 +246,14 @@ int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
   }
   /* May run on ZooKeeper's completion thread: only queue and signal. */
   pthread_mutex_lock(&s->mu);
-  c->next = s->chores;
-  s->chores = c;
-  pthread_cond_broadcast(&s->cv);
+  int closing = s->janitor_stop; /* the session's end removes the node */
+  if (!closing) {
+    c->next = s->chores;
+    s->chores = c;
+    pthread_cond_broadcast(&s->cv);
+  }
   pthread_mutex_unlock(&s->mu);
+  if (closing) chore_free(c);
   return 0;
 }
 
@@ -267,11 +273,36 @@ static void janitor_stop(zkl_session_t *s) {
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   if (running) pthread_join(s->janitor, NULL);
-  while (s->chores != NULL) { /* closing the session removes the nodes */
-    struct chore *c = s->chores;
-    s->chores = c->next;
+  /* What is left goes with the session (at once if it is connected, else
+   * when it expires).  Detached under the lock: a completion may still be
+   * adding until zookeeper_close has joined ZooKeeper's threads. */
+  pthread_mutex_lock(&s->mu);
+  struct chore *c = s->chores;
+  s->chores = NULL;
+  pthread_mutex_unlock(&s->mu);
+  while (c != NULL) {
+    struct chore *next = c->next;
     chore_free(c);
+    c = next;
   }
+}
+
+void zkl__inflight_add(zkl_session_t *s, zkl__inflight_t *op) {
+  pthread_mutex_lock(&s->mu);
+  op->prev = NULL;
+  op->next = s->inflight;
+  if (s->inflight != NULL) s->inflight->prev = op;
+  s->inflight = op;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op) {
+  pthread_mutex_lock(&s->mu);
+  if (op->prev != NULL) op->prev->next = op->next;
+  else if (s->inflight == op) s->inflight = op->next;
+  if (op->next != NULL) op->next->prev = op->prev;
+  op->prev = op->next = NULL;
+  pthread_mutex_unlock(&s->mu);
 }
 
 /* A `sync` round trip: afterwards this client's reads see everything the
@@ -315,6 +346,12 @@ static void janitor_stop(zkl_session_t *s);
 static void session_free(zkl_session_t *s) {
   janitor_stop(s);
   if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
+  /* completions still pending at close never run: discard their state */
+  while (s->inflight != NULL) {
+    zkl__inflight_t *op = s->inflight;
+    s->inflight = op->next;
+    op->discard(op);
+  }
   acl_free(&s->acl);
   free(s->hosts);
   pthread_cond_destroy(&s->cv);
@@ -416,7 +453,14 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
                      "cannot use ZooKeeper hosts \"%s\": %s", hosts,
                      strerror(err));
   }
-  if (pthread_create(&s->janitor, NULL, janitor_main, s) != 0) {
+  /* The janitor takes no signals: they stay with the application's threads
+   * (e.g. a sigwait() thread). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int trc = pthread_create(&s->janitor, NULL, janitor_main, s);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (trc != 0) {
     session_free(s);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
   }

@@ -157,6 +157,16 @@ void zkl__waiter_kick(zkl__waiter_t *w);
 int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
                      const char *node);
 int zkl__janitor_pending(zkl_session_t *s); /* for tests */
+
+/* An asynchronous request whose completion may still be pending.  A
+ * completion still pending when the session closes never runs (the client
+ * drops it), so the session discards what is left after zookeeper_close. */
+typedef struct zkl__inflight {
+  struct zkl__inflight *prev, *next;
+  void (*discard)(struct zkl__inflight *op);
+} zkl__inflight_t;
+void zkl__inflight_add(zkl_session_t *s, zkl__inflight_t *op);
+void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op);
 /* ZooKeeper's `sync` on path, waited for: a ZooKeeper code. */
 int zkl__zk_sync(struct _zhandle *zh, const char *path);
 

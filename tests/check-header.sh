@@ -10,10 +10,11 @@ try() {
   rm -f /tmp/zkl-hdr.$$
 }
 for std in c99 c11 c17; do
+  # shellcheck disable=SC2086  # CC and inc may hold several words
   try ${CC:-cc} -std=$std -pedantic -Wall -Wextra -Werror $inc -fsyntax-only "$src"
 done
 if command -v "${CXX:-c++}" >/dev/null 2>&1; then
-  try "${CXX:-c++}" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror $inc -fsyntax-only "$src"
+  try "${CXX:-c++}" -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror "$inc" -fsyntax-only "$src"
 fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -383,7 +383,8 @@ zkh__port_in_use() {
 zkh__owns_port() {
     local pid=$1 port=$2 p st inode fd link
     local -A want=()
-    [[ -r /proc/net/tcp && -d /proc/$pid/fd ]] || return 0
+    [[ -r /proc/net/tcp ]] || return 0   # cannot tell: trust srvr
+    [[ -d /proc/$pid/fd ]] || return 1   # died meanwhile: not ours
     while read -r p st inode; do
         [[ $p == "$port" && $st == 0A ]] && want[$inode]=1
     done < <(zkh__tcp_table)

@@ -83,8 +83,10 @@ ZKL_EXTERN void zkl_session_opts_init(zkl_session_opts_t *opts);
 ZKL_EXTERN int zkl_session_open(zkl_session_t **out, const char *hosts,
                                 const zkl_session_opts_t *opts);
 
-/* Closes the session now: the server deletes every ephemeral node it
- * created at once, so every lock held or queued through it is released.
+/* Closes the session now.  If connected, the server deletes every
+ * ephemeral node of the session at once, so every lock held or queued
+ * through it is released; if the connection is down, they go when the
+ * server expires the session (one session timeout).
  * Recipe objects still alive on the session stay valid as memory: their
  * calls fail with ZKL_ELOST and they must still be destroyed; the session's
  * own memory is freed with the last of them.  NULL-safe.  Must not race

@@ -143,6 +143,8 @@ char *it_4lw(const char *word) {
   return out;
 }
 
+static void quiet(const char *message) { (void)message; }
+
 /* Context for the second handle's connection. */
 static void expire_watcher(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx) {
@@ -158,9 +160,9 @@ void it_expire_session(zkl_session_t *s) {
    * closes it; then the close ends nothing, so try again. */
   for (int attempt = 0; attempt < 10; attempt++) {
     int connected = 0; /* atomic: set by the handle's watcher thread */
-    zhandle_t *other = zookeeper_init(it_hosts(), expire_watcher,
-                                      zoo_recv_timeout(zh), &copy,
-                                      &connected, 0);
+    zhandle_t *other = zookeeper_init2(it_hosts(), expire_watcher,
+                                       zoo_recv_timeout(zh), &copy,
+                                       &connected, 0, quiet);
     ck_assert_ptr_nonnull(other);
     for (int i = 0; i < 2000 && !__atomic_load_n(&connected, __ATOMIC_SEQ_CST);
          i++)
