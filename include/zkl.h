@@ -16,5 +16,6 @@
 #include "zkl/errors.h"
 #include "zkl/session.h"
 #include "zkl/mutex.h"
+#include "zkl/rwlock.h"
 
 #endif /* ZKL_H */

@@ -52,7 +52,7 @@ static int64_t cleanup_deadline(zkl__contender_t *c) {
 
 /* cancel == NULL: the wait cannot be canceled. */
 static int canceled(zkl__contender_t *c, const unsigned *cancel) {
-  return cancel != NULL && atomic_load(&c->cancel_gen) != *cancel;
+  return cancel != NULL && atomic_load(c->cancel_gen) != *cancel;
 }
 
 typedef enum { WOKE_FIRED, WOKE_SESSION, WOKE_CANCEL, WOKE_TIMEOUT } woke_t;
@@ -96,7 +96,8 @@ static int await_connected(zkl__contender_t *c, int64_t deadline,
 
 int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
                         const zkl__driver_t *drv, const char *path,
-                        const void *data, size_t data_len) {
+                        const void *data, size_t data_len,
+                        atomic_uint *cancel_gen) {
   memset(c, 0, sizeof *c);
   c->s = s;
   c->drv = drv;
@@ -121,7 +122,7 @@ int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
     return ZKL_ENOMEM;
   }
   zkl__prefix_new(c->prefix);
-  atomic_init(&c->cancel_gen, 0);
+  c->cancel_gen = cancel_gen;
   zkl__session_ref(s);
   return 0;
 }
@@ -135,7 +136,6 @@ void zkl__contender_fini(zkl__contender_t *c) {
 }
 
 void zkl__contend_cancel(zkl__contender_t *c) {
-  atomic_fetch_add(&c->cancel_gen, 1);
   zkl__session_lock(c->s);
   zkl__waiter_kick(&c->w);
   zkl__session_unlock(c->s);
@@ -283,7 +283,7 @@ static int delete_once(zkl__contender_t *c, int mark) {
   zhandle_t *zh = zkl__zh(c->s);
   if (!mark || c->no_mark) return zoo_delete(zh, c->node, -1);
   char buf[96];
-  int len = zkl__mark_format(buf, sizeof buf, c->drv->name, c->czxid);
+  int len = zkl__mark_format(buf, sizeof buf, c->drv->mark, c->czxid);
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
   zoo_set_op_init(&ops[0], c->root, buf, len, -1, NULL);
@@ -396,19 +396,30 @@ static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
   }
 }
 
-/* Trylock's first look: is any counted contender there?  No write. */
+/* Trylock's first look, with no write: would we be granted if we queued
+ * now?  Asks the driver as if our node came after every contender. */
 static int peek_busy(zkl__contender_t *c) {
   struct String_vector kids = {0, NULL};
   int zrc = zoo_get_children(zkl__zh(c->s), c->root, 0, &kids);
   if (zrc == ZNONODE) return 0; /* no root yet: free */
   if (zrc != ZOK) return map_zrc(c, zrc, "list");
-  int busy = 0;
-  for (int i = 0; i < kids.count && !busy; i++) {
-    zkl__node_t n;
-    busy = zkl__name_parse(kids.data[i], &n) == 0 && c->drv->counts(n.kind);
+  zkl__node_t *all = calloc(kids.count > 0 ? (size_t)kids.count : 1,
+                            sizeof *all);
+  int rc = ZKL_ENOMEM;
+  if (all != NULL) {
+    size_t n = 0;
+    for (int i = 0; i < kids.count; i++)
+      if (zkl__name_parse(kids.data[i], &all[n]) == 0 &&
+          c->drv->counts(all[n].kind))
+        n++;
+    zkl__nodes_sort(all, n);
+    rc = c->drv->blocker(all, n) >= 0
+             ? zkl__fail(ZKL_EBUSY, "%s is held", c->root)
+             : 0;
+    free(all);
   }
   deallocate_String_vector(&kids);
-  return busy ? zkl__fail(ZKL_EBUSY, "%s is held", c->root) : 0;
+  return rc;
 }
 
 /* Reads the release mark our recipe leaves: every contender created no
@@ -421,7 +432,7 @@ static int64_t read_mark(zkl__contender_t *c) {
   int len = sizeof buf;
   int64_t czxid = 0;
   if (zoo_get(zkl__zh(c->s), c->root, 0, buf, &len, NULL) != ZOK ||
-      zkl__mark_parse(buf, len, c->drv->name, &czxid) != 0 ||
+      zkl__mark_parse(buf, len, c->drv->mark, &czxid) != 0 ||
       czxid >= c->czxid)
     return 0;
   return czxid;
@@ -696,6 +707,12 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
   if (rc != 0) abandon(c);
   if (rc == ZKL_ETIMEDOUT && deadline == ZKL__TRY) rc = ZKL_ESUSPENDED;
   return rc;
+}
+
+int zkl__contend_hold_health(zkl__contender_t *c) {
+  int h = zkl__session_health(c->s);
+  if (h == 0 && zkl_session_id(c->s) != c->session_id) h = ZKL_ELOST;
+  return h;
 }
 
 int zkl__contend_release(zkl__contender_t *c) {

@@ -18,9 +18,53 @@ static ptrdiff_t exclusive_blocker(const zkl__node_t *lower, size_t n) {
 
 const zkl__driver_t zkl__driver_mutex = {
     .name = "mutex",
+    .mark = "mutex",
     .marker = "lock-",
     .kind = ZKL__KIND_LOCK,
     .exclusive = 1,
     .counts = mutex_counts,
+    .blocker = exclusive_blocker,
+};
+
+/* The read/write lock's queue: Curator's __READ__/__WRIT__ nodes, and
+ * kazoo's ReadLock (__rlock__) and WriteLock (__lock__) nodes. */
+static int rw_counts(zkl__kind_t k) {
+  return k == ZKL__KIND_READ || k == ZKL__KIND_WRITE ||
+         k == ZKL__KIND_KAZOO_RLOCK || k == ZKL__KIND_KAZOO_LOCK;
+}
+
+static int is_writer(zkl__kind_t k) {
+  return k == ZKL__KIND_WRITE || k == ZKL__KIND_KAZOO_LOCK;
+}
+
+/* A reader shares with readers: it is blocked only by the nearest writer
+ * ahead of it (waiting or holding), which is also the one it watches.  So
+ * a reader that arrives after a waiting writer waits for it: writers are
+ * served in arrival order and never starve. */
+static ptrdiff_t reader_blocker(const zkl__node_t *lower, size_t n) {
+  for (size_t i = n; i-- > 0;)
+    if (is_writer(lower[i].kind)) return (ptrdiff_t)i;
+  return -1;
+}
+
+const zkl__driver_t zkl__driver_reader = {
+    .name = "read lock",
+    .mark = "rwlock",
+    .marker = "__READ__",
+    .kind = ZKL__KIND_READ,
+    .exclusive = 0,
+    .counts = rw_counts,
+    .blocker = reader_blocker,
+};
+
+/* A writer is alone: blocked by anything ahead, watching its immediate
+ * predecessor; its release proves every lower node of the queue gone. */
+const zkl__driver_t zkl__driver_writer = {
+    .name = "write lock",
+    .mark = "rwlock",
+    .marker = "__WRIT__",
+    .kind = ZKL__KIND_WRITE,
+    .exclusive = 1,
+    .counts = rw_counts,
     .blocker = exclusive_blocker,
 };

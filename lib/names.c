@@ -131,3 +131,10 @@ int zkl__mark_parse(const char *buf, int len, const char *recipe,
   *czxid = v;
   return 0;
 }
+
+int zkl__copy_string(char *buf, size_t len, const char *src) {
+  size_t n = strlen(src);
+  if (n >= len) return ZKL_EINVAL;
+  memcpy(buf, src, n + 1);
+  return 0;
+}

@@ -24,6 +24,11 @@ int zkl__fail(int err, const char *fmt, ...)
 /* Clears the detail message (called on entry of public functions). */
 void zkl__clear_error(void);
 
+/* Copies src into buf: 0, or ZKL_EINVAL if it does not fit. */
+int zkl__copy_string(char *buf, size_t len, const char *src);
+/* Checks contender node data given in options: 0 or ZKL_EINVAL. */
+int zkl__check_node_data(const void *data, size_t len);
+
 /* ---- time (time.c) ---------------------------------------------------- */
 
 #define ZKL__FOREVER INT64_MAX
@@ -86,10 +91,35 @@ int zkl__mark_format(char *buf, size_t len, const char *recipe, int64_t czxid);
 int zkl__mark_parse(const char *buf, int len, const char *recipe,
                     int64_t *czxid);
 
+/* ---- local ownership (owner.c) ------------------------------------------- */
+
+/* Which thread of this process uses a recipe object now.  Fields other
+ * than cancel_gen are guarded by mu. */
+typedef struct zkl__owner {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;        /* the object became free, or a cancel       */
+  int busy;                 /* a thread holds or is acquiring through it */
+  pthread_t thread;         /* that thread                               */
+  atomic_uint cancel_gen;   /* bumped by zkl__owner_cancel()             */
+} zkl__owner_t;
+
+int zkl__owner_init(zkl__owner_t *o);
+void zkl__owner_fini(zkl__owner_t *o);
+int zkl__owner_mine(const zkl__owner_t *o);          /* with mu held */
+/* With mu held: waits until no other thread uses the object, then claims
+ * it for the caller.  0, ZKL_EBUSY (ZKL__TRY), ZKL_ETIMEDOUT, or
+ * ZKL_ECANCELED if the generation moved past cancel_seen. */
+int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen);
+void zkl__owner_free(zkl__owner_t *o);               /* with mu held */
+/* Bumps the cancel generation and wakes local waiters (takes mu). */
+void zkl__owner_cancel(zkl__owner_t *o);
+
 /* ---- drivers (driver.c): what makes a recipe a recipe -------------------- */
 
 typedef struct zkl__driver {
   const char *name;       /* for messages: "mutex", "read lock", ...      */
+  const char *mark;       /* tag of the release marks it writes/trusts:
+                             one per family of drivers sharing a queue    */
   const char *marker;     /* between prefix and sequence: "lock-", ...   */
   zkl__kind_t kind;       /* the kind of our own nodes                    */
   int exclusive;          /* a hold proves every lower node gone, so its
@@ -102,6 +132,8 @@ typedef struct zkl__driver {
 } zkl__driver_t;
 
 extern const zkl__driver_t zkl__driver_mutex;
+extern const zkl__driver_t zkl__driver_reader;
+extern const zkl__driver_t zkl__driver_writer;
 
 /* ---- session internals (session.c) -------------------------------------- */
 
@@ -186,13 +218,14 @@ typedef struct zkl__contender {
   int64_t czxid;                /* fencing token                         */
   int64_t session_id;           /* session that created node             */
   int no_mark;                  /* root refused the release mark          */
-  atomic_uint cancel_gen;       /* bumped by zkl__contend_cancel()        */
+  atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
 } zkl__contender_t;
 
 int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
                         const zkl__driver_t *drv, const char *path,
-                        const void *data, size_t data_len);
+                        const void *data, size_t data_len,
+                        atomic_uint *cancel_gen);
 void zkl__contender_fini(zkl__contender_t *c);
 
 #define ZKL__TRY 0   /* deadline value meaning "do not wait at all" */
@@ -204,7 +237,11 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
 /* Deletes our node (leaving the release mark for exclusive drivers).
  * 0, or ZKL_ELOST if the session had already lost it. */
 int zkl__contend_release(zkl__contender_t *c);
-/* Wakes a blocked zkl__contend_acquire() with ZKL_ECANCELED. */
+/* Wakes a blocked zkl__contend_acquire() so that it sees the cancel
+ * generation has moved (bump it first). */
 void zkl__contend_cancel(zkl__contender_t *c);
+/* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
+ * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
+int zkl__contend_hold_health(zkl__contender_t *c);
 
 #endif /* ZKL_INT_H */

@@ -30,7 +30,8 @@ extern "C" {
   XX(EAUTH,      -1010, "ZooKeeper authentication failed")                     \
   XX(EAGAIN,     -1011, "recursion count limit reached")                       \
   XX(ESYSTEM,    -1012, "system error (thread or clock)")                      \
-  XX(EPROTO,     -1013, "contender node keeps vanishing")
+  XX(EPROTO,     -1013, "contender node keeps vanishing")                      \
+  XX(EDEADLK,    -1014, "would deadlock: read hold cannot become a write hold")
 
 typedef enum zkl_errno {
 #define ZKL__ERR_ENUM(name, value, msg) ZKL_##name = (value),

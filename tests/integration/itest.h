@@ -13,6 +13,7 @@ Suite *mutex_suite(void);
 Suite *exclusion_suite(void);
 Suite *kazoo_suite(void);
 Suite *faults_suite(void);
+Suite *rwlock_suite(void);
 
 /* Every TCase gets this timeout (seconds), scaled under valgrind. */
 #define IT_TIMEOUT 60

@@ -1,0 +1,108 @@
+/* zkl/rwlock.h - a shared/exclusive lock across processes: many readers at
+ * once, or one writer.
+ *
+ * Protocol: Curator's InterProcessReadWriteLock wire format, in one
+ * directory: readers create `_c_<uuid>-__READ__<seq>`, writers
+ * `_c_<uuid>-__WRIT__<seq>` (EPHEMERAL_SEQUENTIAL).  Contenders are served
+ * in arrival order: a reader waits only for the writers ahead of it and
+ * watches the nearest one; a writer waits for everyone ahead and watches
+ * its immediate predecessor.  A reader arriving after a waiting writer
+ * waits for it, so writers never starve.  kazoo's ReadLock/WriteLock nodes
+ * (`__rlock__`/`__lock__`) on the same path are respected as readers and
+ * writers.
+ *
+ * Threads: as zkl_mutex_t, an object is reentrant per thread (read and
+ * write holds are counted separately) and other threads of the process
+ * that use the same object wait locally.  All functions are thread-safe
+ * except zkl_rwlock_destroy().
+ *
+ * Downgrade: the write holder may take the read lock and then release the
+ * write lock; no other writer can come in between.  Until that read hold
+ * ends, the write node stays on the server (other readers keep waiting):
+ * a downgrade never lets a queued writer overlap the downgraded reader.
+ * Upgrade (read holder asking for the write lock) is refused with
+ * ZKL_EDEADLK: release the read lock first.
+ */
+#ifndef ZKL_RWLOCK_H
+#define ZKL_RWLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "zkl/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zkl_rwlock zkl_rwlock_t;
+
+/* Options for zkl_rwlock_create().  Start from zkl_rwlock_opts_init(). */
+typedef struct zkl_rwlock_opts {
+  const void *data;   /* contender node data; NULL (default) = "host:pid" */
+  size_t data_len;    /* bytes of data, at most 1024                       */
+} zkl_rwlock_opts_t;
+
+/* Fills *opts with the defaults.  Thread-safe. */
+ZKL_EXTERN void zkl_rwlock_opts_init(zkl_rwlock_opts_t *opts);
+
+/* Creates a read/write lock object for `path` (the same rules as
+ * zkl_mutex_create()).  No ZooKeeper call is made.
+ *   0           *out is ready; free it with zkl_rwlock_destroy().
+ *   ZKL_EINVAL  out, s or path is NULL, the path is invalid, or the node
+ *               data is too long.
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or initialisation failed.
+ * On failure *out is NULL.  Ownership: path and data are copied. */
+ZKL_EXTERN int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s,
+                                 const char *path,
+                                 const zkl_rwlock_opts_t *opts);
+
+/* Takes the read lock (shared), blocking; the timed form gives up after
+ * timeout_ms (0: try, negative: forever), the try form at once.
+ *   0               held for reading (a repeated call counts up; the write
+ *                   holder gets it at once: see downgrade above).
+ *   ZKL_EBUSY       try: a writer holds it or waits ahead.
+ *   ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ELOST, ZKL_ESUSPENDED (try only),
+ *   ZKL_EAGAIN, ZKL_EINVAL, ZKL_ENOMEM, ZooKeeper's codes: as for
+ *                   zkl_mutex_lock(); no node of the call is left behind. */
+ZKL_EXTERN int zkl_rwlock_rdlock(zkl_rwlock_t *l);
+ZKL_EXTERN int zkl_rwlock_tryrdlock(zkl_rwlock_t *l);
+ZKL_EXTERN int zkl_rwlock_timedrdlock(zkl_rwlock_t *l, int64_t timeout_ms);
+
+/* Takes the write lock (exclusive); forms and codes as for the read lock,
+ * plus:
+ *   ZKL_EDEADLK     the calling thread holds the read lock (no upgrade). */
+ZKL_EXTERN int zkl_rwlock_wrlock(zkl_rwlock_t *l);
+ZKL_EXTERN int zkl_rwlock_trywrlock(zkl_rwlock_t *l);
+ZKL_EXTERN int zkl_rwlock_timedwrlock(zkl_rwlock_t *l, int64_t timeout_ms);
+
+/* Releases one level of the calling thread's write hold if it has one,
+ * else one level of its read hold.  Codes as zkl_mutex_unlock():
+ *   0, ZKL_EPERM (holds nothing), ZKL_ELOST, ZKL_ESUSPENDED, ZKL_EINVAL. */
+ZKL_EXTERN int zkl_rwlock_unlock(zkl_rwlock_t *l);
+
+/* Makes the lock calls blocked on l right now return ZKL_ECANCELED.
+ * 0 or ZKL_EINVAL.  Not from a signal handler. */
+ZKL_EXTERN int zkl_rwlock_cancel(zkl_rwlock_t *l);
+
+/* The fencing token of the calling thread's hold: the czxid of the node
+ * that holds it (the write node while a write hold or a downgrade lasts).
+ * A writer's token is larger than that of every hold before it.
+ *   0, ZKL_EPERM (holds nothing), ZKL_EINVAL. */
+ZKL_EXTERN int zkl_rwlock_token(zkl_rwlock_t *l, uint64_t *token);
+
+/* What the calling thread holds: 0 nothing, ZKL_RWLOCK_READ,
+ * ZKL_RWLOCK_WRITE or both (bits); ZKL_ESUSPENDED while the connection is
+ * down, ZKL_ELOST once the session is gone; ZKL_EINVAL for NULL.  No
+ * ZooKeeper call. */
+#define ZKL_RWLOCK_READ 1
+#define ZKL_RWLOCK_WRITE 2
+ZKL_EXTERN int zkl_rwlock_holding(zkl_rwlock_t *l);
+
+/* Destroys l, releasing whatever it holds.  NULL-safe.  Must not race with
+ * other calls on l. */
+ZKL_EXTERN void zkl_rwlock_destroy(zkl_rwlock_t *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZKL_RWLOCK_H */

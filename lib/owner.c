@@ -1,0 +1,53 @@
+/* lib/owner.c - which thread of this process uses a recipe object now.
+ *
+ * Recipe objects are reentrant per thread, like recursive pthread mutexes:
+ * while one thread holds (or is acquiring) through an object, the other
+ * threads using the same object wait here, locally, without ZooKeeper
+ * traffic.  The cancel generation lives here too, shared by every wait of
+ * the object (local and in the contention core). */
+#include "zkl-int.h"
+
+int zkl__owner_init(zkl__owner_t *o) {
+  o->busy = 0;
+  atomic_init(&o->cancel_gen, 0);
+  if (pthread_mutex_init(&o->mu, NULL) != 0) return ZKL_ESYSTEM;
+  if (zkl__cond_init(&o->cv) != 0) {
+    pthread_mutex_destroy(&o->mu);
+    return ZKL_ESYSTEM;
+  }
+  return 0;
+}
+
+void zkl__owner_fini(zkl__owner_t *o) {
+  pthread_cond_destroy(&o->cv);
+  pthread_mutex_destroy(&o->mu);
+}
+
+int zkl__owner_mine(const zkl__owner_t *o) {
+  return o->busy && pthread_equal(o->thread, pthread_self());
+}
+
+int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen) {
+  while (o->busy) {
+    if (deadline == ZKL__TRY)
+      return zkl__fail(ZKL_EBUSY, "another thread uses this object");
+    if (atomic_load(&o->cancel_gen) != cancel_seen) return ZKL_ECANCELED;
+    if (zkl__cond_wait_until(&o->cv, &o->mu, deadline) != 0 && o->busy)
+      return ZKL_ETIMEDOUT;
+  }
+  o->busy = 1;
+  o->thread = pthread_self();
+  return 0;
+}
+
+void zkl__owner_free(zkl__owner_t *o) {
+  o->busy = 0;
+  pthread_cond_broadcast(&o->cv);
+}
+
+void zkl__owner_cancel(zkl__owner_t *o) {
+  atomic_fetch_add(&o->cancel_gen, 1);
+  pthread_mutex_lock(&o->mu);
+  pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+}

@@ -1,0 +1,84 @@
+/* tests/unit/test-drivers.c - the read/write lock's drivers (lib/driver.c):
+ * which nodes they queue behind and which one they watch. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "suites.h"
+#include "zkl-int.h"
+
+#define R(seq) {"_c_r-__READ__" #seq, seq, ZKL__KIND_READ}
+#define W(seq) {"_c_w-__WRIT__" #seq, seq, ZKL__KIND_WRITE}
+#define KR(seq) {"k__rlock__" #seq, seq, ZKL__KIND_KAZOO_RLOCK}
+#define KW(seq) {"k__lock__" #seq, seq, ZKL__KIND_KAZOO_LOCK}
+
+START_TEST(rw_drivers_share_one_queue_and_mark) {
+  const zkl__driver_t *r = &zkl__driver_reader, *w = &zkl__driver_writer;
+  ck_assert_str_eq(r->marker, "__READ__");
+  ck_assert_str_eq(w->marker, "__WRIT__");
+  ck_assert_int_eq(r->kind, ZKL__KIND_READ);
+  ck_assert_int_eq(w->kind, ZKL__KIND_WRITE);
+  ck_assert_int_eq(r->exclusive, 0); /* a reader's release proves nothing */
+  ck_assert_int_ne(w->exclusive, 0);
+  ck_assert_str_eq(r->mark, w->mark); /* one mark for the whole queue */
+  ck_assert_str_ne(r->mark, zkl__driver_mutex.mark);
+  static const zkl__kind_t counted[] = {ZKL__KIND_READ, ZKL__KIND_WRITE,
+                                        ZKL__KIND_KAZOO_RLOCK,
+                                        ZKL__KIND_KAZOO_LOCK};
+  for (size_t i = 0; i < sizeof counted / sizeof counted[0]; i++) {
+    ck_assert_int_ne(r->counts(counted[i]), 0);
+    ck_assert_int_ne(w->counts(counted[i]), 0);
+  }
+  ck_assert_int_eq(r->counts(ZKL__KIND_LOCK), 0);
+  ck_assert_int_eq(r->counts(ZKL__KIND_LATCH), 0);
+  ck_assert_int_eq(r->counts(ZKL__KIND_NONE), 0);
+}
+END_TEST
+
+START_TEST(reader_waits_for_nearest_writer_only) {
+  const zkl__driver_t *d = &zkl__driver_reader;
+  const zkl__node_t readers[] = {R(1), KR(2), R(3)};
+  ck_assert_int_eq(d->blocker(readers, 3), -1); /* readers share */
+  ck_assert_int_eq(d->blocker(readers, 0), -1);
+  const zkl__node_t mixed[] = {W(1), R(2), KW(3), R(4), KR(5)};
+  ck_assert_int_eq(d->blocker(mixed, 5), 2); /* kazoo writer at 3 */
+  ck_assert_int_eq(d->blocker(mixed, 2), 0);
+  const zkl__node_t writer_last[] = {R(1), R(2), W(3)};
+  ck_assert_int_eq(d->blocker(writer_last, 3), 2);
+}
+END_TEST
+
+START_TEST(writer_waits_for_everyone_ahead) {
+  const zkl__driver_t *d = &zkl__driver_writer;
+  const zkl__node_t mixed[] = {R(1), W(2), R(3), KR(4)};
+  for (size_t n = 1; n <= 4; n++)
+    ck_assert_int_eq(d->blocker(mixed, n), (ptrdiff_t)n - 1);
+  ck_assert_int_eq(d->blocker(mixed, 0), -1);
+}
+END_TEST
+
+START_TEST(own_names_parse_as_own_kind) {
+  const zkl__driver_t *ds[] = {&zkl__driver_reader, &zkl__driver_writer};
+  char prefix[ZKL__PREFIX_LEN + 1], name[128];
+  zkl__prefix_new(prefix);
+  for (int i = 0; i < 2; i++) {
+    snprintf(name, sizeof name, "%s%s%010" PRId32, prefix, ds[i]->marker,
+             (int32_t)-7);
+    zkl__node_t n;
+    ck_assert_msg(zkl__name_parse(name, &n) == 0, "\"%s\"", name);
+    ck_assert_int_eq(n.kind, ds[i]->kind);
+    ck_assert_int_eq(n.seq, -7);
+    ck_assert(zkl__name_is_mine(name, prefix));
+  }
+}
+END_TEST
+
+Suite *drivers_suite(void) {
+  Suite *s = suite_create("drivers");
+  TCase *tc = tcase_create("rwlock");
+  tcase_add_test(tc, rw_drivers_share_one_queue_and_mark);
+  tcase_add_test(tc, reader_waits_for_nearest_writer_only);
+  tcase_add_test(tc, writer_waits_for_everyone_ahead);
+  tcase_add_test(tc, own_names_parse_as_own_kind);
+  suite_add_tcase(s, tc);
+  return s;
+}
