@@ -17,5 +17,6 @@
 #include "zkl/session.h"
 #include "zkl/mutex.h"
 #include "zkl/rwlock.h"
+#include "zkl/election.h"
 
 #endif /* ZKL_H */

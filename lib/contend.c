@@ -465,15 +465,20 @@ static void ignore_completion(int rc, const void *data) {
  * server keeps one watch per path and session and drops it only for a
  * remove-all.  Other waiters of this session watching the same path are
  * therefore woken to re-check and re-arm. */
-static void drop_watch(zkl__contender_t *c, const char *path) {
+static void drop_watches(zkl__contender_t *c, const char *path,
+                         ZooWatcherType type) {
   /* zookeeper.h declares the completion as void_completion_t *, but the
    * client stores and calls it as a plain void_completion_t. */
-  zoo_aremove_all_watches(zkl__zh(c->s), path, ZWATCHTYPE_DATA, 0,
+  zoo_aremove_all_watches(zkl__zh(c->s), path, type, 0,
                           (void_completion_t *)(void *)ignore_completion,
                           NULL);
   zkl__session_lock(c->s);
   zkl__waiters_poke_path(c->s, path);
   zkl__session_unlock(c->s);
+}
+
+static void drop_watch(zkl__contender_t *c, const char *path) {
+  drop_watches(c, path, ZWATCHTYPE_DATA);
 }
 
 /* Sets a data watch on target: getData, which sets none on a missing node.
@@ -707,6 +712,110 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
   if (rc != 0) abandon(c);
   if (rc == ZKL_ETIMEDOUT && deadline == ZKL__TRY) rc = ZKL_ESUSPENDED;
   return rc;
+}
+
+/* ---- holding and observing (election) ------------------------------------------ */
+
+int zkl__contend_hold_wait(zkl__contender_t *c, unsigned cancel_seen) {
+  zkl_session_t *s = c->s;
+  if (c->node == NULL) return 1;
+  zkl__session_lock(s);
+  zkl__waiter_register(s, &c->w, c->node);
+  unsigned epoch = zkl__session_epoch(s);
+  zkl__session_unlock(s);
+  /* Suspended: no request into a dead connection, just wait for the
+   * session to change; lost: nothing to wait for. */
+  struct Stat st;
+  int h = zkl__session_health(s);
+  int zrc = h == 0 ? arm_watch(c, c->node, &st)
+                   : h == ZKL_ESUSPENDED ? ZCONNECTIONLOSS : ZSESSIONEXPIRED;
+  woke_t why = WOKE_SESSION;
+  zkl__session_lock(s);
+  if (zrc == ZOK || retryable(zrc))
+    why = wait_locked(c, epoch, ZKL__FOREVER, &cancel_seen);
+  int fired_type = c->w.fired_type;
+  zkl__waiter_unregister(s, &c->w);
+  zkl__session_unlock(s);
+  if (zrc == ZNONODE) return 1;
+  if (why == WOKE_CANCEL) {
+    if (zrc == ZOK) drop_watch(c, c->node);
+    return ZKL_ECANCELED;
+  }
+  return why == WOKE_FIRED && fired_type == ZOO_DELETED_EVENT ? 1 : 0;
+}
+
+int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
+                      int64_t *czxid) {
+  zhandle_t *zh = zkl__zh(c->s);
+  *data = NULL;
+  *len = 0;
+  if (watch) {
+    zkl__session_lock(c->s);
+    zkl__waiter_register(c->s, &c->w, c->root);
+    zkl__session_unlock(c->s);
+  }
+  for (int tries = 0; tries < 8; tries++) {
+    struct String_vector kids = {0, NULL};
+    int zrc = watch ? zoo_wget_children(zh, c->root, zkl__watcher, c->s, &kids)
+                    : zoo_get_children(zh, c->root, 0, &kids);
+    if (zrc == ZNONODE) {
+      /* no root: nobody leads; an exists watch tells us when it appears */
+      if (watch) zoo_wexists(zh, c->root, zkl__watcher, c->s, NULL);
+      return ZKL_ENOENT;
+    }
+    if (zrc != ZOK) return map_zrc(c, zrc, "list");
+    zkl__node_t head = {NULL, 0, ZKL__KIND_NONE};
+    for (int i = 0; i < kids.count; i++) {
+      zkl__node_t n;
+      if (zkl__name_parse(kids.data[i], &n) == 0 && c->drv->counts(n.kind) &&
+          (head.name == NULL || zkl__seq_cmp(n.seq, head.seq) < 0))
+        head = n;
+    }
+    if (head.name == NULL) {
+      deallocate_String_vector(&kids);
+      return ZKL_ENOENT;
+    }
+    size_t plen = c->root_len + strlen(head.name) + 2;
+    char *path = malloc(plen), *buf = malloc(4096);
+    if (path != NULL) snprintf(path, plen, "%s/%s", c->root, head.name);
+    deallocate_String_vector(&kids);
+    if (path == NULL || buf == NULL) {
+      free(path);
+      free(buf);
+      return ZKL_ENOMEM;
+    }
+    int blen = 4096;
+    struct Stat st;
+    zrc = zoo_get(zh, path, 0, buf, &blen, &st);
+    free(path);
+    if (zrc == ZNONODE) { /* the head left meanwhile: look again */
+      free(buf);
+      continue;
+    }
+    if (zrc != ZOK) {
+      free(buf);
+      return map_zrc(c, zrc, "read");
+    }
+    *data = buf;
+    *len = blen < 0 ? 0 : blen;
+    *czxid = st.czxid;
+    return 0;
+  }
+  return ZKL_ENOENT;
+}
+
+int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen) {
+  zkl_session_t *s = c->s;
+  zkl__session_lock(s);
+  int lost = zkl__health_locked(s) == ZKL_ELOST;
+  woke_t why = lost ? WOKE_SESSION
+                    : wait_locked(c, c->w.epoch, ZKL__FOREVER, &cancel_seen);
+  zkl__waiter_unregister(s, &c->w);
+  zkl__session_unlock(s);
+  if (lost) return ZKL_ELOST;
+  if (why != WOKE_CANCEL) return 0;
+  drop_watches(c, c->root, ZWATCHTYPE_ANY); /* the child/exists watch */
+  return ZKL_ECANCELED;
 }
 
 int zkl__contend_hold_health(zkl__contender_t *c) {

@@ -68,3 +68,17 @@ const zkl__driver_t zkl__driver_writer = {
     .counts = rw_counts,
     .blocker = exclusive_blocker,
 };
+
+/* Curator's LeaderLatch: the lowest latch node leads; each candidate
+ * watches its immediate predecessor. */
+static int latch_counts(zkl__kind_t k) { return k == ZKL__KIND_LATCH; }
+
+const zkl__driver_t zkl__driver_latch = {
+    .name = "election",
+    .mark = "latch",
+    .marker = "latch-",
+    .kind = ZKL__KIND_LATCH,
+    .exclusive = 1,
+    .counts = latch_counts,
+    .blocker = exclusive_blocker,
+};

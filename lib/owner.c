@@ -5,6 +5,8 @@
  * threads using the same object wait here, locally, without ZooKeeper
  * traffic.  The cancel generation lives here too, shared by every wait of
  * the object (local and in the contention core). */
+#include <signal.h>
+
 #include "zkl-int.h"
 
 int zkl__owner_init(zkl__owner_t *o) {
@@ -50,4 +52,15 @@ void zkl__owner_cancel(zkl__owner_t *o) {
   pthread_mutex_lock(&o->mu);
   pthread_cond_broadcast(&o->cv);
   pthread_mutex_unlock(&o->mu);
+}
+
+int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  /* zkl's threads take no signals: they stay with the application's
+   * threads (e.g. a sigwait() thread). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc == 0 ? 0 : ZKL_ESYSTEM;
 }

@@ -3,7 +3,6 @@
  * signals.  The watcher runs on ZooKeeper's completion thread and does
  * nothing else: no ZooKeeper call, no user code. */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
@@ -453,14 +452,7 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
                      "cannot use ZooKeeper hosts \"%s\": %s", hosts,
                      strerror(err));
   }
-  /* The janitor takes no signals: they stay with the application's threads
-   * (e.g. a sigwait() thread). */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int trc = pthread_create(&s->janitor, NULL, janitor_main, s);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (trc != 0) {
+  if (zkl__thread_start(&s->janitor, janitor_main, s) != 0) {
     session_free(s);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
   }
@@ -595,6 +587,7 @@ void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
   w->watch_path = path;
   w->fired = 0;
   w->fired_type = 0;
+  w->epoch = s->epoch;
 }
 
 void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w) {

@@ -113,6 +113,9 @@ int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen);
 void zkl__owner_free(zkl__owner_t *o);               /* with mu held */
 /* Bumps the cancel generation and wakes local waiters (takes mu). */
 void zkl__owner_cancel(zkl__owner_t *o);
+/* Starts a thread of zkl's own, with every signal blocked in it.  0 or
+ * ZKL_ESYSTEM. */
+int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* ---- drivers (driver.c): what makes a recipe a recipe -------------------- */
 
@@ -134,6 +137,7 @@ typedef struct zkl__driver {
 extern const zkl__driver_t zkl__driver_mutex;
 extern const zkl__driver_t zkl__driver_reader;
 extern const zkl__driver_t zkl__driver_writer;
+extern const zkl__driver_t zkl__driver_latch;
 
 /* ---- session internals (session.c) -------------------------------------- */
 
@@ -146,6 +150,7 @@ typedef struct zkl__waiter {
   const char *watch_path;     /* node watched now, or NULL                */
   int fired;                  /* event on watch_path since armed          */
   int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
+  unsigned epoch;             /* session epoch when registered            */
 } zkl__waiter_t;
 
 int zkl__waiter_init(zkl__waiter_t *w);
@@ -240,6 +245,20 @@ int zkl__contend_release(zkl__contender_t *c);
 /* Wakes a blocked zkl__contend_acquire() so that it sees the cancel
  * generation has moved (bump it first). */
 void zkl__contend_cancel(zkl__contender_t *c);
+/* While holding: watches our own node and waits until it is deleted or
+ * changed, the session state changes, or a cancel newer than cancel_seen.
+ * 1: our node is gone; 0: something changed (re-check the session);
+ * ZKL_ECANCELED. */
+int zkl__contend_hold_wait(zkl__contender_t *c, unsigned cancel_seen);
+/* The head of the queue (the lowest contender the driver counts): its
+ * data (malloc'ed, *len bytes) and czxid.  With `watch`, first registers
+ * c's waiter and leaves a child watch on the root, to be waited for with
+ * zkl__contend_wait_watch().  0, ZKL_ENOENT (nobody), or an error. */
+int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
+                      int64_t *czxid);
+/* Waits for the watch zkl__contend_head() left, a session change or a
+ * cancel.  0 (look again), ZKL_ECANCELED, or ZKL_ELOST. */
+int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen);
 /* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
  * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
 int zkl__contend_hold_health(zkl__contender_t *c);

@@ -31,7 +31,8 @@ extern "C" {
   XX(EAGAIN,     -1011, "recursion count limit reached")                       \
   XX(ESYSTEM,    -1012, "system error (thread or clock)")                      \
   XX(EPROTO,     -1013, "contender node keeps vanishing")                      \
-  XX(EDEADLK,    -1014, "would deadlock: read hold cannot become a write hold")
+  XX(EDEADLK,    -1014, "would deadlock: read hold cannot become a write hold") \
+  XX(ENOENT,     -1015, "nobody leads now")
 
 typedef enum zkl_errno {
 #define ZKL__ERR_ENUM(name, value, msg) ZKL_##name = (value),

@@ -14,6 +14,7 @@ Suite *exclusion_suite(void);
 Suite *kazoo_suite(void);
 Suite *faults_suite(void);
 Suite *rwlock_suite(void);
+Suite *election_suite(void);
 
 /* Every TCase gets this timeout (seconds), scaled under valgrind. */
 #define IT_TIMEOUT 60

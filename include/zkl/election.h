@@ -1,0 +1,124 @@
+/* zkl/election.h - leader election among processes: at most one leader at
+ * a time per path, a fencing token per leadership, and observers that
+ * follow who leads without standing.
+ *
+ * Protocol: Curator's LeaderLatch wire format.  Each candidate creates
+ * `<path>/_c_<uuid>-latch-<seq>` (EPHEMERAL_SEQUENTIAL, data = its id); the
+ * lowest sequence leads, and a candidate claims leadership only once it
+ * has checked that the lowest node's ephemeral owner is its own session.
+ * Each candidate watches only its immediate predecessor: a change of
+ * leader wakes only the next candidate.  Observers watch the path's
+ * children.
+ *
+ * Threads: each election object runs one thread of zkl's own (started by
+ * zkl_election_create()).  It does the waiting and runs EVERY callback, one
+ * at a time and in order, never on ZooKeeper's threads.  A callback may
+ * call any zkl function, including zkl_election_resign() and
+ * zkl_election_start() on its own object, but not zkl_election_destroy()
+ * on its own object (that joins the thread it runs on).  Callbacks should
+ * return promptly: the next event waits for them.  All functions are
+ * thread-safe except zkl_election_destroy().
+ */
+#ifndef ZKL_ELECTION_H
+#define ZKL_ELECTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "zkl/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zkl_election zkl_election_t;
+
+/* Why a leader stopped leading. */
+typedef enum zkl_election_reason {
+  ZKL_REASON_RESIGNED = 1,  /* zkl_election_resign() or destroy           */
+  ZKL_REASON_SUSPENDED = 2, /* connection lost: leadership in doubt; if the
+                               same session comes back and the node is
+                               still there, leadership is given back (a
+                               new "elected" callback)                    */
+  ZKL_REASON_LOST = 3       /* session expired or closed, or our node was
+                               deleted by someone else                    */
+} zkl_election_reason_t;
+
+typedef struct zkl_election_opts {
+  /* Candidates: this object became leader; token = its fencing token. */
+  void (*on_elected)(zkl_election_t *e, uint64_t token, void *arg);
+  /* Candidates: this object is no longer leader.  Exactly once per
+   * leadership, after its on_elected. */
+  void (*on_revoked)(zkl_election_t *e, zkl_election_reason_t why,
+                     void *arg);
+  /* Observers: the leader changed.  id is the new leader's id (valid
+   * during the call only), or NULL with id_len 0 when nobody leads. */
+  void (*on_leader)(zkl_election_t *e, const void *id, size_t id_len,
+                    uint64_t token, void *arg);
+  void *arg;      /* passed to every callback                            */
+  int observer;   /* 1: follow who leads, never stand as a candidate     */
+} zkl_election_opts_t;
+
+/* Fills *opts with the defaults (no callbacks, candidate).  Thread-safe. */
+ZKL_EXTERN void zkl_election_opts_init(zkl_election_opts_t *opts);
+
+/* Creates an election object on `path` (the rules of zkl_mutex_create())
+ * with this candidate's id (at most 1024 bytes; NULL/0 = "host:pid"; not
+ * used by observers) and starts its thread.  Makes no ZooKeeper call.
+ *   0           *out is ready; free it with zkl_election_destroy().
+ *   ZKL_EINVAL  out, s or path NULL, invalid path, id too long.
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or thread creation failed.
+ * Ownership: path, id and the options are copied. */
+ZKL_EXTERN int zkl_election_create(zkl_election_t **out, zkl_session_t *s,
+                                   const char *path, const void *id,
+                                   size_t id_len,
+                                   const zkl_election_opts_t *opts);
+
+/* Joins the election (a candidate) or starts following it (an observer);
+ * returns at once, the object's thread does the rest.
+ *   0, or ZKL_EBUSY if already started, ZKL_ELOST if the session is gone,
+ *   ZKL_EINVAL for NULL. */
+ZKL_EXTERN int zkl_election_start(zkl_election_t *e);
+
+/* Waits until this candidate leads, up to timeout_ms (negative: forever).
+ *   0               leader now.
+ *   ZKL_ETIMEDOUT   not leader in time (still a candidate).
+ *   ZKL_ECANCELED   not started, or resigned/destroyed meanwhile.
+ *   ZKL_ELOST       the session is gone.
+ *   ZKL_EINVAL      NULL, or an observer. */
+ZKL_EXTERN int zkl_election_await(zkl_election_t *e, int64_t timeout_ms);
+
+/* 1 leader, 0 not leader, ZKL_ESUSPENDED while the connection is down
+ * (a leader's leadership is in doubt), ZKL_ELOST once the session is gone,
+ * ZKL_EINVAL for NULL.  No ZooKeeper call. */
+ZKL_EXTERN int zkl_election_is_leader(zkl_election_t *e);
+
+/* The fencing token of this leader's leadership: the czxid of its node,
+ * larger for every new leader.  0, ZKL_EPERM (not leader), ZKL_EINVAL. */
+ZKL_EXTERN int zkl_election_token(zkl_election_t *e, uint64_t *token);
+
+/* Copies the current leader's id into buf (asks the server; works for
+ * candidates and observers, started or not).  *len is the buffer's size on
+ * entry and the id's length on return.
+ *   0           copied.
+ *   ZKL_ENOENT  nobody leads now (*len = 0).
+ *   ZKL_EINVAL  NULL arguments, or buf too small (then *len is the size
+ *               needed and nothing is copied).
+ *   ZKL_ESUSPENDED / ZKL_ELOST, or ZooKeeper's code: could not ask. */
+ZKL_EXTERN int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len);
+
+/* Gives up leadership (its node is deleted, the next candidate takes
+ * over) or withdraws a candidacy that was still waiting; stops an
+ * observer.  Returns at once; on_revoked(RESIGNED) follows on the object's
+ * thread if it was leading.  zkl_election_start() may be called again.
+ *   0, or ZKL_EINVAL for NULL. */
+ZKL_EXTERN int zkl_election_resign(zkl_election_t *e);
+
+/* Resigns, waits for the object's thread to finish (its last callbacks
+ * included), frees everything.  NULL-safe.  Not from the object's own
+ * callbacks; must not race with other calls on e. */
+ZKL_EXTERN void zkl_election_destroy(zkl_election_t *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZKL_ELECTION_H */

@@ -1,0 +1,308 @@
+/* lib/election.c - leader election: the latch driver (driver.c) on the
+ * contention core, run by a thread of the object's own that also delivers
+ * every callback; observers follow the head of the queue. */
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl-int.h"
+
+typedef enum {
+  E_IDLE,      /* not started, or resigned / ended                     */
+  E_CANDIDATE, /* queued                                               */
+  E_LEADER,    /* leading                                              */
+  E_DOUBT,     /* was leading, connection down (revoked: SUSPENDED)    */
+  E_OBSERVING  /* an observer following                                */
+} estate_t;
+
+struct zkl_election {
+  zkl__contender_t c;
+  zkl_election_opts_t opts;
+  pthread_mutex_t mu;      /* guards the fields below                      */
+  pthread_cond_t cv;       /* state changes: await() and the thread wait   */
+  atomic_uint cancel_gen;  /* bumped by resign/destroy                     */
+  pthread_t thread;
+  estate_t state;
+  int run;                 /* started and not resigned                     */
+  int quit;                /* destroy: the thread ends                     */
+  int last_rc;             /* why the last run ended by itself             */
+  uint64_t token;
+};
+
+void zkl_election_opts_init(zkl_election_opts_t *o) {
+  if (o != NULL) memset(o, 0, sizeof *o);
+}
+
+static void set_state(zkl_election_t *e, estate_t st) {
+  pthread_mutex_lock(&e->mu);
+  e->state = st;
+  pthread_cond_broadcast(&e->cv);
+  pthread_mutex_unlock(&e->mu);
+}
+
+/* ---- callbacks (always on the object's thread, never under a lock) ------ */
+
+static void elected(zkl_election_t *e, uint64_t token) {
+  pthread_mutex_lock(&e->mu);
+  e->state = E_LEADER;
+  e->token = token;
+  pthread_cond_broadcast(&e->cv);
+  pthread_mutex_unlock(&e->mu);
+  if (e->opts.on_elected != NULL) e->opts.on_elected(e, token, e->opts.arg);
+}
+
+static void revoked(zkl_election_t *e, estate_t next,
+                    zkl_election_reason_t why) {
+  set_state(e, next);
+  if (e->opts.on_revoked != NULL) e->opts.on_revoked(e, why, e->opts.arg);
+}
+
+/* ---- a candidate's run ------------------------------------------------------ */
+
+/* Leadership is claimed only for a node our own session owns. */
+static int owned_by_us(zkl_election_t *e) {
+  struct Stat st;
+  int zrc = zoo_exists(zkl__zh(e->c.s), e->c.node, 0, &st);
+  if (zrc == ZNONODE) return 0;
+  if (zrc != ZOK) return 1; /* cannot tell now: the hold wait will */
+  return st.ephemeralOwner == zkl_session_id(e->c.s);
+}
+
+/* Leads until resign (ZKL_ECANCELED), the loss of the session (ZKL_ELOST)
+ * or of our node (1: campaign again). */
+static int lead(zkl_election_t *e, unsigned cancel_seen) {
+  int in_doubt = 0;
+  for (;;) {
+    int w = zkl__contend_hold_wait(&e->c, cancel_seen);
+    if (w == ZKL_ECANCELED) {
+      zkl__contend_release(&e->c);
+      if (!in_doubt) revoked(e, E_IDLE, ZKL_REASON_RESIGNED);
+      return ZKL_ECANCELED;
+    }
+    int h = zkl__contend_hold_health(&e->c);
+    if (h == ZKL_ELOST || w == 1) { /* session or node gone */
+      zkl__contend_release(&e->c);  /* frees what is left of it */
+      if (!in_doubt) revoked(e, E_CANDIDATE, ZKL_REASON_LOST);
+      return h == ZKL_ELOST ? ZKL_ELOST : 1;
+    }
+    if (h == ZKL_ESUSPENDED && !in_doubt) {
+      in_doubt = 1;
+      revoked(e, E_DOUBT, ZKL_REASON_SUSPENDED);
+    } else if (h == 0 && in_doubt) {
+      /* the same session is back: leading again if our node survived */
+      if (!owned_by_us(e)) {
+        zkl__contend_release(&e->c);
+        set_state(e, E_CANDIDATE);
+        return 1;
+      }
+      in_doubt = 0;
+      elected(e, (uint64_t)e->c.czxid);
+    }
+  }
+}
+
+static int campaign(zkl_election_t *e, unsigned cancel_seen) {
+  for (;;) {
+    set_state(e, E_CANDIDATE);
+    int rc = zkl__contend_acquire(&e->c, ZKL__FOREVER, cancel_seen);
+    if (rc != 0) return rc;
+    if (!owned_by_us(e)) { /* not ours after all: queue again */
+      zkl__contend_release(&e->c);
+      continue;
+    }
+    elected(e, (uint64_t)e->c.czxid);
+    rc = lead(e, cancel_seen);
+    if (rc != 1) return rc;
+  }
+}
+
+/* ---- an observer's run ------------------------------------------------------- */
+
+static int observe(zkl_election_t *e, unsigned cancel_seen) {
+  set_state(e, E_OBSERVING);
+  int64_t reported = -1; /* czxid of the leader last reported, 0: none */
+  for (;;) {
+    char *id = NULL;
+    int len = 0;
+    int64_t czxid = 0;
+    int rc = zkl__contend_head(&e->c, 1, &id, &len, &czxid);
+    if (rc == 0 || rc == ZKL_ENOENT) {
+      int64_t now = rc == 0 ? czxid : 0;
+      if (now != reported && e->opts.on_leader != NULL)
+        e->opts.on_leader(e, rc == 0 ? id : NULL, (size_t)len,
+                          (uint64_t)now, e->opts.arg);
+      reported = now;
+    }
+    free(id);
+    rc = zkl__contend_wait_watch(&e->c, cancel_seen);
+    if (rc != 0) return rc;
+  }
+}
+
+/* ---- the object's thread ------------------------------------------------------ */
+
+static void *election_main(void *arg) {
+  zkl_election_t *e = arg;
+  pthread_mutex_lock(&e->mu);
+  for (;;) {
+    while (!e->quit && !e->run) pthread_cond_wait(&e->cv, &e->mu);
+    if (e->quit) break;
+    unsigned cancel_seen = atomic_load(&e->cancel_gen);
+    pthread_mutex_unlock(&e->mu);
+    int rc = e->opts.observer ? observe(e, cancel_seen)
+                              : campaign(e, cancel_seen);
+    pthread_mutex_lock(&e->mu);
+    if (rc != ZKL_ECANCELED) { /* ended by itself (session lost, error) */
+      e->run = 0;
+      e->last_rc = rc;
+    }
+    e->state = E_IDLE;
+    pthread_cond_broadcast(&e->cv);
+  }
+  pthread_mutex_unlock(&e->mu);
+  return NULL;
+}
+
+/* ---- the API ------------------------------------------------------------------ */
+
+int zkl_election_create(zkl_election_t **out, zkl_session_t *s,
+                        const char *path, const void *id, size_t id_len,
+                        const zkl_election_opts_t *opts) {
+  zkl__clear_error();
+  if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
+  *out = NULL;
+  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
+  int rc = zkl__path_validate(path);
+  if (rc == 0) rc = zkl__check_node_data(id, id_len);
+  if (rc != 0) return rc;
+  zkl_election_t *e = calloc(1, sizeof *e);
+  if (e == NULL) return ZKL_ENOMEM;
+  if (opts != NULL) e->opts = *opts;
+  atomic_init(&e->cancel_gen, 0);
+  if (pthread_mutex_init(&e->mu, NULL) != 0) {
+    free(e);
+    return ZKL_ESYSTEM;
+  }
+  if (zkl__cond_init(&e->cv) != 0) {
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+    return ZKL_ESYSTEM;
+  }
+  rc = zkl__contender_init(&e->c, s, &zkl__driver_latch, path, id, id_len,
+                           &e->cancel_gen);
+  if (rc == 0 && zkl__thread_start(&e->thread, election_main, e) != 0) {
+    zkl__contender_fini(&e->c);
+    rc = zkl__fail(ZKL_ESYSTEM, "cannot start the election's thread");
+  }
+  if (rc != 0) {
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+int zkl_election_start(zkl_election_t *e) {
+  zkl__clear_error();
+  if (e == NULL) return zkl__fail(ZKL_EINVAL, "election is NULL");
+  if (zkl__session_health(e->c.s) == ZKL_ELOST)
+    return zkl__fail(ZKL_ELOST, "the session is gone");
+  pthread_mutex_lock(&e->mu);
+  int rc = e->run ? zkl__fail(ZKL_EBUSY, "already started") : 0;
+  if (rc == 0) {
+    e->run = 1;
+    e->last_rc = 0;
+    pthread_cond_broadcast(&e->cv);
+  }
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+int zkl_election_resign(zkl_election_t *e) {
+  if (e == NULL) return ZKL_EINVAL;
+  pthread_mutex_lock(&e->mu);
+  e->run = 0;
+  pthread_cond_broadcast(&e->cv);
+  pthread_mutex_unlock(&e->mu);
+  atomic_fetch_add(&e->cancel_gen, 1);
+  zkl__contend_cancel(&e->c);
+  return 0;
+}
+
+int zkl_election_await(zkl_election_t *e, int64_t timeout_ms) {
+  zkl__clear_error();
+  if (e == NULL || e->opts.observer)
+    return zkl__fail(ZKL_EINVAL, "NULL, or an observer (never leads)");
+  int64_t deadline = zkl__deadline_after_ms(timeout_ms);
+  pthread_mutex_lock(&e->mu);
+  int rc = 0;
+  while (e->state != E_LEADER) {
+    if (!e->run) {
+      rc = e->last_rc == ZKL_ELOST ? ZKL_ELOST : ZKL_ECANCELED;
+      break;
+    }
+    if (zkl__cond_wait_until(&e->cv, &e->mu, deadline) != 0 &&
+        e->state != E_LEADER) {
+      rc = ZKL_ETIMEDOUT;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+int zkl_election_is_leader(zkl_election_t *e) {
+  if (e == NULL) return ZKL_EINVAL;
+  int h = zkl__session_health(e->c.s);
+  if (h == ZKL_ELOST) return ZKL_ELOST;
+  pthread_mutex_lock(&e->mu);
+  estate_t st = e->state;
+  pthread_mutex_unlock(&e->mu);
+  if (st == E_DOUBT) return ZKL_ESUSPENDED;
+  if (st != E_LEADER) return 0;
+  return h == ZKL_ESUSPENDED ? ZKL_ESUSPENDED : 1;
+}
+
+int zkl_election_token(zkl_election_t *e, uint64_t *token) {
+  if (e == NULL || token == NULL) return ZKL_EINVAL;
+  pthread_mutex_lock(&e->mu);
+  int rc = e->state == E_LEADER ? 0 : ZKL_EPERM;
+  if (rc == 0) *token = e->token;
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
+int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len) {
+  zkl__clear_error();
+  if (e == NULL || buf == NULL || len == NULL)
+    return zkl__fail(ZKL_EINVAL, "NULL argument");
+  int h = zkl__session_health(e->c.s);
+  if (h != 0) return h;
+  char *id = NULL;
+  int n = 0;
+  int64_t czxid;
+  int rc = zkl__contend_head(&e->c, 0, &id, &n, &czxid);
+  if (rc == 0 && (size_t)n > *len)
+    rc = zkl__fail(ZKL_EINVAL, "the leader's id needs %d bytes", n);
+  else if (rc == 0)
+    memcpy(buf, id, (size_t)n);
+  *len = rc == ZKL_ENOENT ? 0 : (size_t)n;
+  free(id);
+  return rc;
+}
+
+void zkl_election_destroy(zkl_election_t *e) {
+  if (e == NULL) return;
+  pthread_mutex_lock(&e->mu);
+  e->quit = 1;
+  pthread_mutex_unlock(&e->mu);
+  zkl_election_resign(e);
+  pthread_join(e->thread, NULL);
+  if (e->c.node != NULL) zkl__contend_release(&e->c);
+  zkl__contender_fini(&e->c);
+  pthread_cond_destroy(&e->cv);
+  pthread_mutex_destroy(&e->mu);
+  free(e);
+}
