@@ -389,6 +389,60 @@ START_TEST(processes_never_lead_together) {
 }
 END_TEST
 
+/* Runs a harness command on the server the wrapper started. */
+static void harness(const char *verb) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
+           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ZKDIR"));
+  ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
+}
+
+/* A leader whose connection drops is told SUSPENDED at once and stops
+ * leading; the same session back with its node still there leads again
+ * (same token); a lost session ends it for good. */
+START_TEST(leader_suspended_restored_then_lost) {
+  if (getenv("ZKL_TEST_ZKDIR") == NULL || getenv("ZKL_TEST_HARNESS") == NULL ||
+      getenv("ZKL_TEST_ENSEMBLE_DIR") != NULL)
+    return; /* needs the standalone server the wrapper started */
+  char root[128];
+  it_root(root, sizeof root, "elect-susp");
+  zkl_session_t *s = it_session_timeout(6000);
+  struct cb_log log = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  struct cand c = {&log, 0, NULL, 0};
+  zkl_election_t *e = candidate(s, root, &c, "solo");
+  ck_assert_int_eq(zkl_election_start(e), 0);
+  ck_assert_int_eq(zkl_election_await(e, 5000), 0);
+
+  harness("pause");
+  struct log_arg la = {&log, 2};
+  ck_assert_msg(it_wait_until(log_has, &la, 8000), "no revocation");
+  ck_assert_int_eq(log.what[1], 'R');
+  ck_assert_int_eq(log.reason[1], ZKL_REASON_SUSPENDED);
+  ck_assert_int_eq(zkl_election_is_leader(e), ZKL_ESUSPENDED);
+  uint64_t token;
+  ck_assert_int_eq(zkl_election_token(e, &token), ZKL_EPERM);
+  harness("resume");
+  la.want = 3;
+  ck_assert_msg(it_wait_until(log_has, &la, 8000), "leadership not back");
+  ck_assert_int_eq(log.what[2], 'E');
+  ck_assert(log.token[2] == log.token[0]); /* same node, same token */
+  ck_assert_int_eq(zkl_election_is_leader(e), 1);
+
+  it_expire_session(s);
+  ck_assert_int_eq(zkl_election_is_leader(e), ZKL_ELOST);
+  la.want = 4;
+  ck_assert(it_wait_until(log_has, &la, 8000));
+  ck_assert_int_eq(log.what[3], 'R'); /* once: suspended first, or lost */
+  ck_assert(log.reason[3] == ZKL_REASON_SUSPENDED ||
+            log.reason[3] == ZKL_REASON_LOST);
+  ck_assert_int_eq(zkl_election_await(e, 2000), ZKL_ELOST);
+  ck_assert_int_eq(zkl_election_start(e), ZKL_ELOST);
+  zkl_election_destroy(e);
+  ck_assert_int_eq(log_count(&log), 4); /* nothing more */
+  zkl_session_close(s);
+}
+END_TEST
+
 Suite *election_suite(void) {
   Suite *su = suite_create("election");
   TCase *tc = it_tcase("candidates");
@@ -399,6 +453,7 @@ Suite *election_suite(void) {
   tc = it_tcase("processes");
   tcase_add_test(tc, takeover_after_sigkill);
   tcase_add_test(tc, processes_never_lead_together);
+  tcase_add_test(tc, leader_suspended_restored_then_lost);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -285,7 +285,7 @@ END_TEST
 /* ---- processes: readers overlap, a writer never overlaps anyone ---------- */
 
 #define PROCS 4
-#define OPS 40 /* 160 operations in all */
+#define OPS 60 /* 240 operations in all */
 
 struct shared {
   int readers, writers;  /* inside now (atomic) */
@@ -367,6 +367,59 @@ START_TEST(processes_readers_overlap_writers_alone) {
 }
 END_TEST
 
+/* Readers keep coming, always overlapping, so the lock is never free of
+ * readers; a writer still gets in, promptly, because later readers queue
+ * behind it. */
+struct stream {
+  zkl_rwlock_t *l;
+  int64_t until;
+  int reads, failures;
+};
+
+static void *reader_stream(void *arg) {
+  struct stream *st = arg;
+  while (it_now_ms() < st->until) {
+    if (zkl_rwlock_timedrdlock(st->l, 5000) != 0) {
+      st->failures++;
+      continue;
+    }
+    st->reads++;
+    it_sleep_ms(40);
+    zkl_rwlock_unlock(st->l);
+  }
+  return NULL;
+}
+
+START_TEST(writer_not_starved_by_reader_stream) {
+  char root[128];
+  it_root(root, sizeof root, "rw-starve");
+  struct party p;
+  party_open(&p, root);
+  struct stream st[3];
+  pthread_t th[3];
+  int64_t until = it_now_ms() + 2500;
+  for (int i = 0; i < 3; i++) {
+    st[i] = (struct stream){p.l[i], until, 0, 0};
+    pthread_create(&th[i], NULL, reader_stream, &st[i]);
+    it_sleep_ms(13); /* staggered: some reader always holds */
+  }
+  it_sleep_ms(500);
+  int64_t t0 = it_now_ms();
+  ck_assert_int_eq(zkl_rwlock_timedwrlock(p.l[3], 2000), 0);
+  int64_t waited = it_now_ms() - t0;
+  ck_assert_int_eq(zkl_rwlock_unlock(p.l[3]), 0);
+  for (int i = 0; i < 3; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(st[i].failures, 0);
+    ck_assert_int_gt(st[i].reads, 5);
+  }
+  /* one read period (40 ms) plus round trips, far below the stream */
+  ck_assert_msg(waited < 1000, "the writer waited %" PRId64 " ms", waited);
+  ck_assert_int_eq(it_children(p.s[0], root, NULL), 0);
+  party_close(&p);
+}
+END_TEST
+
 Suite *rwlock_suite(void) {
   Suite *su = suite_create("rwlock");
   TCase *tc = it_tcase("semantics");
@@ -378,6 +431,7 @@ Suite *rwlock_suite(void) {
   tc = it_tcase("queue");
   tcase_add_test(tc, each_waiter_watches_only_what_blocks_it);
   tcase_add_test(tc, processes_readers_overlap_writers_alone);
+  tcase_add_test(tc, writer_not_starved_by_reader_stream);
   suite_add_tcase(su, tc);
   return su;
 }
