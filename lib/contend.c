@@ -116,10 +116,13 @@ int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
     if (c->data != NULL && data_len > 0) memcpy(c->data, data, data_len);
     c->data_len = (int)data_len;
   }
-  if (c->root == NULL || c->data == NULL || zkl__waiter_init(&c->w) != 0) {
+  int rc = c->root == NULL || c->data == NULL ? ZKL_ENOMEM
+           : zkl__waiter_init(&c->w) != 0        ? ZKL_ESYSTEM
+                                                 : 0;
+  if (rc != 0) {
     free(c->root);
     free(c->data);
-    return ZKL_ENOMEM;
+    return rc;
   }
   zkl__prefix_new(c->prefix);
   c->cancel_gen = cancel_gen;
@@ -716,13 +719,15 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
 
 /* ---- holding and observing (election) ------------------------------------------ */
 
-int zkl__contend_hold_wait(zkl__contender_t *c, unsigned cancel_seen) {
+int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
+                           unsigned cancel_seen) {
   zkl_session_t *s = c->s;
   if (c->node == NULL) return 1;
   zkl__session_lock(s);
-  zkl__waiter_register(s, &c->w, c->node);
-  unsigned epoch = zkl__session_epoch(s);
+  int moved = zkl__session_epoch(s) != epoch;
+  if (!moved) zkl__waiter_register(s, &c->w, c->node);
   zkl__session_unlock(s);
+  if (moved) return 0;
   /* Suspended: no request into a dead connection, just wait for the
    * session to change; lost: nothing to wait for. */
   struct Stat st;
@@ -741,7 +746,37 @@ int zkl__contend_hold_wait(zkl__contender_t *c, unsigned cancel_seen) {
     if (zrc == ZOK) drop_watch(c, c->node);
     return ZKL_ECANCELED;
   }
+  if (zrc != ZOK && !retryable(zrc) && zrc != ZSESSIONEXPIRED)
+    return map_zrc(c, zrc, "watch");
   return why == WOKE_FIRED && fired_type == ZOO_DELETED_EVENT ? 1 : 0;
+}
+
+int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen) {
+  for (;;) {
+    if (c->node == NULL) return 0;
+    struct Stat st;
+    int zrc = zoo_exists(zkl__zh(c->s), c->node, 0, &st);
+    if (zrc == ZNONODE) return 0;
+    if (zrc == ZOK) {
+      if (st.ephemeralOwner == zkl_session_id(c->s)) return 1;
+      free(c->node); /* not ours to delete */
+      c->node = NULL;
+      return 0;
+    }
+    if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
+    int rc = await_connected(c, ZKL__FOREVER, &cancel_seen);
+    if (rc != 0) return rc;
+  }
+}
+
+int zkl__contend_release_nowait(zkl__contender_t *c) {
+  if (c->node == NULL) return ZKL_ELOST;
+  if (zkl__contend_hold_health(c) == ZKL_ELOST) {
+    free(c->node);
+    c->node = NULL;
+    return ZKL_ELOST;
+  }
+  return delete_node(c, c->drv->exclusive, ZKL__TRY);
 }
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
@@ -759,8 +794,10 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
     int zrc = watch ? zoo_wget_children(zh, c->root, zkl__watcher, c->s, &kids)
                     : zoo_get_children(zh, c->root, 0, &kids);
     if (zrc == ZNONODE) {
-      /* no root: nobody leads; an exists watch tells us when it appears */
-      if (watch) zoo_wexists(zh, c->root, zkl__watcher, c->s, NULL);
+      /* no root: nobody leads; an exists watch tells us when it appears
+       * (and if it appeared meanwhile, list again with a child watch) */
+      if (watch && zoo_wexists(zh, c->root, zkl__watcher, c->s, NULL) == ZOK)
+        continue;
       return ZKL_ENOENT;
     }
     if (zrc != ZOK) return map_zrc(c, zrc, "list");
@@ -776,17 +813,21 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
       return ZKL_ENOENT;
     }
     size_t plen = c->root_len + strlen(head.name) + 2;
-    char *path = malloc(plen), *buf = malloc(4096);
+    char *path = malloc(plen), *buf = NULL;
     if (path != NULL) snprintf(path, plen, "%s/%s", c->root, head.name);
     deallocate_String_vector(&kids);
-    if (path == NULL || buf == NULL) {
-      free(path);
-      free(buf);
-      return ZKL_ENOMEM;
-    }
-    int blen = 4096;
+    int blen = 0, cap = 1024;
     struct Stat st;
-    zrc = zoo_get(zh, path, 0, buf, &blen, &st);
+    do { /* ids of other clients may be longer than ours */
+      free(buf);
+      buf = path != NULL ? malloc((size_t)cap) : NULL;
+      if (buf == NULL) {
+        free(path);
+        return ZKL_ENOMEM;
+      }
+      blen = cap;
+      zrc = zoo_get(zh, path, 0, buf, &blen, &st);
+    } while (zrc == ZOK && st.dataLength > cap && (cap = st.dataLength) > 0);
     free(path);
     if (zrc == ZNONODE) { /* the head left meanwhile: look again */
       free(buf);
@@ -801,7 +842,7 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
     *czxid = st.czxid;
     return 0;
   }
-  return ZKL_ENOENT;
+  return zkl__fail(ZKL_EPROTO, "the head of %s keeps changing", c->root);
 }
 
 int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen) {

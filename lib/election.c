@@ -20,11 +20,14 @@ struct zkl_election {
   zkl_election_opts_t opts;
   pthread_mutex_t mu;      /* guards the fields below                      */
   pthread_cond_t cv;       /* state changes: await() and the thread wait   */
-  atomic_uint cancel_gen;  /* bumped by resign/destroy                     */
+  atomic_uint cancel_gen;  /* bumped (under mu) by resign/destroy          */
   pthread_t thread;
   estate_t state;
   int run;                 /* started and not resigned                     */
+  unsigned run_id;         /* bumped by every start()                      */
   int quit;                /* destroy: the thread ends                     */
+  int self_destroy;        /* destroyed from its own callback: the thread
+                              frees the object when the callback returns  */
   int last_rc;             /* why the last run ended by itself             */
   uint64_t token;
 };
@@ -42,61 +45,82 @@ static void set_state(zkl_election_t *e, estate_t st) {
 
 /* ---- callbacks (always on the object's thread, never under a lock) ------ */
 
-static void elected(zkl_election_t *e, uint64_t token) {
+/* Announces leadership, unless a resign came first.  1 announced, 0 not. */
+static int elected(zkl_election_t *e, unsigned cancel_seen) {
   pthread_mutex_lock(&e->mu);
-  e->state = E_LEADER;
-  e->token = token;
-  pthread_cond_broadcast(&e->cv);
+  int go = atomic_load(&e->cancel_gen) == cancel_seen;
+  if (go) {
+    e->state = E_LEADER;
+    e->token = (uint64_t)e->c.czxid;
+    pthread_cond_broadcast(&e->cv);
+  }
   pthread_mutex_unlock(&e->mu);
-  if (e->opts.on_elected != NULL) e->opts.on_elected(e, token, e->opts.arg);
+  if (go && e->opts.on_elected != NULL)
+    e->opts.on_elected(e, (uint64_t)e->c.czxid, e->opts.arg);
+  return go;
 }
 
-static void revoked(zkl_election_t *e, estate_t next,
-                    zkl_election_reason_t why) {
+static void revoked(zkl_election_t *e, zkl_election_reason_t why) {
+  pthread_mutex_lock(&e->mu);
+  int gone = e->self_destroy; /* destroyed from its own callback: silent */
+  pthread_mutex_unlock(&e->mu);
+  if (!gone && e->opts.on_revoked != NULL)
+    e->opts.on_revoked(e, why, e->opts.arg);
+}
+
+/* The state changes first (so that is_leader() stops saying 1 before
+ * anyone else can lead), then the node goes, then the callback runs. */
+static void step_down(zkl_election_t *e, estate_t next, int announced,
+                      zkl_election_reason_t why) {
   set_state(e, next);
-  if (e->opts.on_revoked != NULL) e->opts.on_revoked(e, why, e->opts.arg);
+  zkl__contend_release_nowait(&e->c);
+  if (announced) revoked(e, why);
 }
 
 /* ---- a candidate's run ------------------------------------------------------ */
 
-/* Leadership is claimed only for a node our own session owns. */
-static int owned_by_us(zkl_election_t *e) {
-  struct Stat st;
-  int zrc = zoo_exists(zkl__zh(e->c.s), e->c.node, 0, &st);
-  if (zrc == ZNONODE) return 0;
-  if (zrc != ZOK) return 1; /* cannot tell now: the hold wait will */
-  return st.ephemeralOwner == zkl_session_id(e->c.s);
-}
-
-/* Leads until resign (ZKL_ECANCELED), the loss of the session (ZKL_ELOST)
- * or of our node (1: campaign again). */
+/* Leads (announced) until resign (ZKL_ECANCELED), the loss of the session
+ * (ZKL_ELOST) or of our node (1: campaign again).  While the connection is
+ * down leadership is revoked (SUSPENDED); it is announced again if the same
+ * session comes back with our node. */
 static int lead(zkl_election_t *e, unsigned cancel_seen) {
-  int in_doubt = 0;
+  int announced = 1;
   for (;;) {
-    int w = zkl__contend_hold_wait(&e->c, cancel_seen);
-    if (w == ZKL_ECANCELED) {
-      zkl__contend_release(&e->c);
-      if (!in_doubt) revoked(e, E_IDLE, ZKL_REASON_RESIGNED);
-      return ZKL_ECANCELED;
+    unsigned epoch;
+    int h = zkl__session_snapshot(e->c.s, &epoch);
+    if (h == 0) h = zkl__contend_hold_health(&e->c);
+    if (h == ZKL_ELOST) {
+      step_down(e, E_IDLE, announced, ZKL_REASON_LOST);
+      return ZKL_ELOST;
     }
-    int h = zkl__contend_hold_health(&e->c);
-    if (h == ZKL_ELOST || w == 1) { /* session or node gone */
-      zkl__contend_release(&e->c);  /* frees what is left of it */
-      if (!in_doubt) revoked(e, E_CANDIDATE, ZKL_REASON_LOST);
-      return h == ZKL_ELOST ? ZKL_ELOST : 1;
+    if (h == ZKL_ESUSPENDED && announced) {
+      announced = 0;
+      set_state(e, E_DOUBT);
+      revoked(e, ZKL_REASON_SUSPENDED);
+      continue;
     }
-    if (h == ZKL_ESUSPENDED && !in_doubt) {
-      in_doubt = 1;
-      revoked(e, E_DOUBT, ZKL_REASON_SUSPENDED);
-    } else if (h == 0 && in_doubt) {
-      /* the same session is back: leading again if our node survived */
-      if (!owned_by_us(e)) {
-        zkl__contend_release(&e->c);
-        set_state(e, E_CANDIDATE);
+    if (h == 0 && !announced) { /* back: leading again if still ours */
+      int own = zkl__contend_owned(&e->c, cancel_seen);
+      if (own == ZKL_ELOST) continue;
+      if (own == ZKL_ECANCELED) {
+        step_down(e, E_IDLE, 0, ZKL_REASON_RESIGNED);
+        return ZKL_ECANCELED;
+      }
+      if (own != 1) {
+        step_down(e, E_CANDIDATE, 0, ZKL_REASON_LOST);
         return 1;
       }
-      in_doubt = 0;
-      elected(e, (uint64_t)e->c.czxid);
+      announced = elected(e, cancel_seen);
+      continue;
+    }
+    int w = zkl__contend_hold_wait(&e->c, epoch, cancel_seen);
+    if (w == ZKL_ECANCELED) {
+      step_down(e, E_IDLE, announced, ZKL_REASON_RESIGNED);
+      return ZKL_ECANCELED;
+    }
+    if (w != 0) { /* our node is gone, or cannot be watched */
+      step_down(e, E_CANDIDATE, announced, ZKL_REASON_LOST);
+      return 1;
     }
   }
 }
@@ -106,11 +130,16 @@ static int campaign(zkl_election_t *e, unsigned cancel_seen) {
     set_state(e, E_CANDIDATE);
     int rc = zkl__contend_acquire(&e->c, ZKL__FOREVER, cancel_seen);
     if (rc != 0) return rc;
-    if (!owned_by_us(e)) { /* not ours after all: queue again */
-      zkl__contend_release(&e->c);
+    /* claim only a node our own session owns */
+    int own = zkl__contend_owned(&e->c, cancel_seen);
+    if (own == 0) {
+      zkl__contend_release_nowait(&e->c);
       continue;
     }
-    elected(e, (uint64_t)e->c.czxid);
+    if (own < 0 || !elected(e, cancel_seen)) {
+      zkl__contend_release_nowait(&e->c);
+      return own < 0 ? own : ZKL_ECANCELED;
+    }
     rc = lead(e, cancel_seen);
     if (rc != 1) return rc;
   }
@@ -141,25 +170,40 @@ static int observe(zkl_election_t *e, unsigned cancel_seen) {
 
 /* ---- the object's thread ------------------------------------------------------ */
 
+static void election_free(zkl_election_t *e) {
+  if (e->c.node != NULL) zkl__contend_release_nowait(&e->c);
+  zkl__contender_fini(&e->c);
+  pthread_cond_destroy(&e->cv);
+  pthread_mutex_destroy(&e->mu);
+  free(e);
+}
+
 static void *election_main(void *arg) {
   zkl_election_t *e = arg;
   pthread_mutex_lock(&e->mu);
   for (;;) {
     while (!e->quit && !e->run) pthread_cond_wait(&e->cv, &e->mu);
     if (e->quit) break;
+    unsigned run_id = e->run_id;
     unsigned cancel_seen = atomic_load(&e->cancel_gen);
     pthread_mutex_unlock(&e->mu);
     int rc = e->opts.observer ? observe(e, cancel_seen)
                               : campaign(e, cancel_seen);
     pthread_mutex_lock(&e->mu);
-    if (rc != ZKL_ECANCELED) { /* ended by itself (session lost, error) */
+    /* ended by itself (session lost, error), unless started again since */
+    if (rc != ZKL_ECANCELED && e->run_id == run_id) {
       e->run = 0;
       e->last_rc = rc;
     }
     e->state = E_IDLE;
     pthread_cond_broadcast(&e->cv);
   }
+  int self = e->self_destroy;
   pthread_mutex_unlock(&e->mu);
+  if (self) { /* destroyed from one of its callbacks: nobody joins us */
+    pthread_detach(pthread_self());
+    election_free(e);
+  }
   return NULL;
 }
 
@@ -213,6 +257,7 @@ int zkl_election_start(zkl_election_t *e) {
   int rc = e->run ? zkl__fail(ZKL_EBUSY, "already started") : 0;
   if (rc == 0) {
     e->run = 1;
+    e->run_id++;
     e->last_rc = 0;
     pthread_cond_broadcast(&e->cv);
   }
@@ -221,12 +266,15 @@ int zkl_election_start(zkl_election_t *e) {
 }
 
 int zkl_election_resign(zkl_election_t *e) {
+  zkl__clear_error();
   if (e == NULL) return ZKL_EINVAL;
   pthread_mutex_lock(&e->mu);
   e->run = 0;
+  /* under mu: the thread announces leadership only if no resign came */
+  atomic_fetch_add(&e->cancel_gen, 1);
+  if (e->state == E_LEADER || e->state == E_DOUBT) e->state = E_IDLE;
   pthread_cond_broadcast(&e->cv);
   pthread_mutex_unlock(&e->mu);
-  atomic_fetch_add(&e->cancel_gen, 1);
   zkl__contend_cancel(&e->c);
   return 0;
 }
@@ -235,12 +283,14 @@ int zkl_election_await(zkl_election_t *e, int64_t timeout_ms) {
   zkl__clear_error();
   if (e == NULL || e->opts.observer)
     return zkl__fail(ZKL_EINVAL, "NULL, or an observer (never leads)");
+  if (pthread_equal(pthread_self(), e->thread))
+    return zkl__fail(ZKL_EDEADLK, "await from the object's own callback");
   int64_t deadline = zkl__deadline_after_ms(timeout_ms);
   pthread_mutex_lock(&e->mu);
   int rc = 0;
   while (e->state != E_LEADER) {
     if (!e->run) {
-      rc = e->last_rc == ZKL_ELOST ? ZKL_ELOST : ZKL_ECANCELED;
+      rc = e->last_rc != 0 ? e->last_rc : ZKL_ECANCELED;
       break;
     }
     if (zkl__cond_wait_until(&e->cv, &e->mu, deadline) != 0 &&
@@ -253,25 +303,33 @@ int zkl_election_await(zkl_election_t *e, int64_t timeout_ms) {
   return rc;
 }
 
-int zkl_election_is_leader(zkl_election_t *e) {
-  if (e == NULL) return ZKL_EINVAL;
-  int h = zkl__session_health(e->c.s);
-  if (h == ZKL_ELOST) return ZKL_ELOST;
+/* Leader (0), not (ZKL_EPERM), or in doubt/gone, from the state first
+ * and the session after, so a drop in between is not missed. */
+static int leadership(zkl_election_t *e, uint64_t *token) {
   pthread_mutex_lock(&e->mu);
   estate_t st = e->state;
+  uint64_t t = e->token;
   pthread_mutex_unlock(&e->mu);
+  int h = zkl__session_health(e->c.s);
+  if (h == ZKL_ELOST) return ZKL_ELOST;
   if (st == E_DOUBT) return ZKL_ESUSPENDED;
-  if (st != E_LEADER) return 0;
-  return h == ZKL_ESUSPENDED ? ZKL_ESUSPENDED : 1;
+  if (st != E_LEADER) return ZKL_EPERM;
+  if (h != 0) return h;
+  if (token != NULL) *token = t;
+  return 0;
+}
+
+int zkl_election_is_leader(zkl_election_t *e) {
+  zkl__clear_error();
+  if (e == NULL) return ZKL_EINVAL;
+  int rc = leadership(e, NULL);
+  return rc == 0 ? 1 : rc == ZKL_EPERM ? 0 : rc;
 }
 
 int zkl_election_token(zkl_election_t *e, uint64_t *token) {
+  zkl__clear_error();
   if (e == NULL || token == NULL) return ZKL_EINVAL;
-  pthread_mutex_lock(&e->mu);
-  int rc = e->state == E_LEADER ? 0 : ZKL_EPERM;
-  if (rc == 0) *token = e->token;
-  pthread_mutex_unlock(&e->mu);
-  return rc;
+  return leadership(e, token);
 }
 
 int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len) {
@@ -279,7 +337,10 @@ int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len) {
   if (e == NULL || buf == NULL || len == NULL)
     return zkl__fail(ZKL_EINVAL, "NULL argument");
   int h = zkl__session_health(e->c.s);
-  if (h != 0) return h;
+  if (h != 0) {
+    *len = 0;
+    return h;
+  }
   char *id = NULL;
   int n = 0;
   int64_t czxid;
@@ -297,12 +358,10 @@ void zkl_election_destroy(zkl_election_t *e) {
   if (e == NULL) return;
   pthread_mutex_lock(&e->mu);
   e->quit = 1;
+  int self = e->self_destroy = pthread_equal(pthread_self(), e->thread);
   pthread_mutex_unlock(&e->mu);
   zkl_election_resign(e);
+  if (self) return; /* from a callback: the thread frees it on its way out */
   pthread_join(e->thread, NULL);
-  if (e->c.node != NULL) zkl__contend_release(&e->c);
-  zkl__contender_fini(&e->c);
-  pthread_cond_destroy(&e->cv);
-  pthread_mutex_destroy(&e->mu);
-  free(e);
+  election_free(e);
 }

@@ -146,6 +146,7 @@ int zkl_rwlock_unlock(zkl_rwlock_t *l) {
 }
 
 int zkl_rwlock_cancel(zkl_rwlock_t *l) {
+  zkl__clear_error();
   if (l == NULL) return ZKL_EINVAL;
   zkl__owner_cancel(&l->own);
   zkl__contend_cancel(&l->rd);
@@ -165,6 +166,7 @@ int zkl_rwlock_token(zkl_rwlock_t *l, uint64_t *token) {
 }
 
 int zkl_rwlock_holding(zkl_rwlock_t *l) {
+  zkl__clear_error();
   if (l == NULL) return ZKL_EINVAL;
   pthread_mutex_lock(&l->own.mu);
   int bits = 0;

@@ -550,6 +550,14 @@ int zkl__health_locked(zkl_session_t *s) {
   return 0;
 }
 
+int zkl__session_snapshot(zkl_session_t *s, unsigned *epoch) {
+  pthread_mutex_lock(&s->mu);
+  int h = zkl__health_locked(s);
+  *epoch = s->epoch;
+  pthread_mutex_unlock(&s->mu);
+  return h;
+}
+
 int zkl__session_health(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
   int h = zkl__health_locked(s);

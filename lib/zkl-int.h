@@ -165,6 +165,8 @@ void zkl__session_unref(zkl_session_t *s);
 /* 0 when usable, ZKL_ELOST when expired/closed, ZKL_ESUSPENDED when the
  * connection is down. */
 int zkl__session_health(zkl_session_t *s);
+/* The health and the epoch it belongs to, read together. */
+int zkl__session_snapshot(zkl_session_t *s, unsigned *epoch);
 /* The watcher every zkl watch uses (ctx = the session). */
 void zkl__watcher(struct _zhandle *zh, int type, int state, const char *path,
                   void *ctx);
@@ -246,10 +248,20 @@ int zkl__contend_release(zkl__contender_t *c);
  * generation has moved (bump it first). */
 void zkl__contend_cancel(zkl__contender_t *c);
 /* While holding: watches our own node and waits until it is deleted or
- * changed, the session state changes, or a cancel newer than cancel_seen.
- * 1: our node is gone; 0: something changed (re-check the session);
- * ZKL_ECANCELED. */
-int zkl__contend_hold_wait(zkl__contender_t *c, unsigned cancel_seen);
+ * changed, the session state moves past `epoch` (from
+ * zkl__session_snapshot(), so no change between the caller's look and
+ * this wait is missed), or a cancel newer than cancel_seen.
+ * 1: our node is gone; 0: something changed (look again); ZKL_ECANCELED;
+ * another negative code: the watch cannot be set. */
+int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
+                           unsigned cancel_seen);
+/* As zkl__contend_release(), but never waits for a connection: when it is
+ * down the janitor deletes the node once it is back. */
+int zkl__contend_release_nowait(zkl__contender_t *c);
+/* Is our node there and owned by our session?  1 yes; 0 no (gone, or
+ * another session's: then c->node is forgotten without deleting it); or
+ * ZKL_ECANCELED / ZKL_ELOST / another code if it cannot be told. */
+int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen);
 /* The head of the queue (the lowest contender the driver counts): its
  * data (malloc'ed, *len bytes) and czxid.  With `watch`, first registers
  * c's waiter and leaves a child watch on the root, to be waited for with

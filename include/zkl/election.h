@@ -13,10 +13,10 @@
  * Threads: each election object runs one thread of zkl's own (started by
  * zkl_election_create()).  It does the waiting and runs EVERY callback, one
  * at a time and in order, never on ZooKeeper's threads.  A callback may
- * call any zkl function, including zkl_election_resign() and
- * zkl_election_start() on its own object, but not zkl_election_destroy()
- * on its own object (that joins the thread it runs on).  Callbacks should
- * return promptly: the next event waits for them.  All functions are
+ * call any zkl function, including zkl_election_resign(),
+ * zkl_election_start() and zkl_election_destroy() on its own object
+ * (zkl_election_await() on its own object refuses with ZKL_EDEADLK).
+ * Callbacks should return promptly: the next event waits for them.  All functions are
  * thread-safe except zkl_election_destroy().
  */
 #ifndef ZKL_ELECTION_H
@@ -84,7 +84,10 @@ ZKL_EXTERN int zkl_election_start(zkl_election_t *e);
  *   ZKL_ETIMEDOUT   not leader in time (still a candidate).
  *   ZKL_ECANCELED   not started, or resigned/destroyed meanwhile.
  *   ZKL_ELOST       the session is gone.
- *   ZKL_EINVAL      NULL, or an observer. */
+ *   ZKL_EDEADLK     called from one of this object's own callbacks.
+ *   ZKL_EINVAL      NULL, or an observer.
+ *   other <0        the candidacy ended by itself with this error (e.g.
+ *                   ZNOAUTH on the path); start() again to retry. */
 ZKL_EXTERN int zkl_election_await(zkl_election_t *e, int64_t timeout_ms);
 
 /* 1 leader, 0 not leader, ZKL_ESUSPENDED while the connection is down
@@ -93,7 +96,9 @@ ZKL_EXTERN int zkl_election_await(zkl_election_t *e, int64_t timeout_ms);
 ZKL_EXTERN int zkl_election_is_leader(zkl_election_t *e);
 
 /* The fencing token of this leader's leadership: the czxid of its node,
- * larger for every new leader.  0, ZKL_EPERM (not leader), ZKL_EINVAL. */
+ * larger for every new leader.  0; ZKL_EPERM (not leader);
+ * ZKL_ESUSPENDED (leadership in doubt: connection down); ZKL_ELOST;
+ * ZKL_EINVAL. */
 ZKL_EXTERN int zkl_election_token(zkl_election_t *e, uint64_t *token);
 
 /* Copies the current leader's id into buf (asks the server; works for
@@ -103,19 +108,23 @@ ZKL_EXTERN int zkl_election_token(zkl_election_t *e, uint64_t *token);
  *   ZKL_ENOENT  nobody leads now (*len = 0).
  *   ZKL_EINVAL  NULL arguments, or buf too small (then *len is the size
  *               needed and nothing is copied).
- *   ZKL_ESUSPENDED / ZKL_ELOST, or ZooKeeper's code: could not ask. */
+ *   ZKL_ESUSPENDED / ZKL_ELOST, ZKL_ENOMEM, ZKL_EPROTO (the head kept
+ *   changing), or ZooKeeper's code: could not ask (*len = 0). */
 ZKL_EXTERN int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len);
 
 /* Gives up leadership (its node is deleted, the next candidate takes
  * over) or withdraws a candidacy that was still waiting; stops an
- * observer.  Returns at once; on_revoked(RESIGNED) follows on the object's
- * thread if it was leading.  zkl_election_start() may be called again.
+ * observer.  Returns at once, and zkl_election_is_leader() says 0 from
+ * then on; on_revoked(RESIGNED) follows on the object's thread if it was
+ * leading.  zkl_election_start() may be called again.
  *   0, or ZKL_EINVAL for NULL. */
 ZKL_EXTERN int zkl_election_resign(zkl_election_t *e);
 
 /* Resigns, waits for the object's thread to finish (its last callbacks
- * included), frees everything.  NULL-safe.  Not from the object's own
- * callbacks; must not race with other calls on e. */
+ * included), frees everything.  NULL-safe.  From one of the object's own
+ * callbacks it returns at once and the object is freed when the callback
+ * returns (no callback of it runs after that one).  Must not race with
+ * other calls on e. */
 ZKL_EXTERN void zkl_election_destroy(zkl_election_t *e);
 
 #ifdef __cplusplus

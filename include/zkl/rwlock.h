@@ -50,7 +50,8 @@ ZKL_EXTERN void zkl_rwlock_opts_init(zkl_rwlock_opts_t *opts);
  *   0           *out is ready; free it with zkl_rwlock_destroy().
  *   ZKL_EINVAL  out, s or path is NULL, the path is invalid, or the node
  *               data is too long.
- *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or initialisation failed.
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation, or mutex/condition
+ *               initialisation, failed.
  * On failure *out is NULL.  Ownership: path and data are copied. */
 ZKL_EXTERN int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s,
                                  const char *path,
@@ -60,7 +61,10 @@ ZKL_EXTERN int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s,
  * timeout_ms (0: try, negative: forever), the try form at once.
  *   0               held for reading (a repeated call counts up; the write
  *                   holder gets it at once: see downgrade above).
- *   ZKL_EBUSY       try: a writer holds it or waits ahead.
+ *   ZKL_EBUSY       try: a writer holds it or waits ahead, or another
+ *                   thread of this process is using this object (threads
+ *                   sharing one object do not share a read hold: give
+ *                   each thread its own object to read concurrently).
  *   ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ELOST, ZKL_ESUSPENDED (try only),
  *   ZKL_EAGAIN, ZKL_EINVAL, ZKL_ENOMEM, ZooKeeper's codes: as for
  *                   zkl_mutex_lock(); no node of the call is left behind. */
@@ -76,7 +80,8 @@ ZKL_EXTERN int zkl_rwlock_trywrlock(zkl_rwlock_t *l);
 ZKL_EXTERN int zkl_rwlock_timedwrlock(zkl_rwlock_t *l, int64_t timeout_ms);
 
 /* Releases one level of the calling thread's write hold if it has one,
- * else one level of its read hold.  Codes as zkl_mutex_unlock():
+ * else one level of its read hold (so wrlock, rdlock, unlock leaves a
+ * read hold: the downgrade).  Codes as zkl_mutex_unlock():
  *   0, ZKL_EPERM (holds nothing), ZKL_ELOST, ZKL_ESUSPENDED, ZKL_EINVAL. */
 ZKL_EXTERN int zkl_rwlock_unlock(zkl_rwlock_t *l);
 
