@@ -215,9 +215,7 @@ int zkl_election_create(zkl_election_t **out, zkl_session_t *s,
   zkl__clear_error();
   if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
   *out = NULL;
-  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
-  int rc = zkl__path_validate(path);
-  if (rc == 0) rc = zkl__check_node_data(id, id_len);
+  int rc = zkl__check_recipe_args(s, path, id, id_len);
   if (rc != 0) return rc;
   zkl_election_t *e = calloc(1, sizeof *e);
   if (e == NULL) return ZKL_ENOMEM;

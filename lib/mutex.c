@@ -18,7 +18,11 @@ void zkl_mutex_opts_init(zkl_mutex_opts_t *o) {
   if (o != NULL) memset(o, 0, sizeof *o);
 }
 
-int zkl__check_node_data(const void *data, size_t len) {
+int zkl__check_recipe_args(zkl_session_t *s, const char *path,
+                           const void *data, size_t len) {
+  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
+  int rc = zkl__path_validate(path);
+  if (rc != 0) return rc;
   if (len > DATA_MAX)
     return zkl__fail(ZKL_EINVAL, "node data is %zu bytes, more than %d", len,
                      DATA_MAX);
@@ -32,10 +36,8 @@ int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s, const char *path,
   zkl__clear_error();
   if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
   *out = NULL;
-  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
-  int rc = zkl__path_validate(path);
-  if (rc == 0 && opts != NULL)
-    rc = zkl__check_node_data(opts->data, opts->data_len);
+  int rc = zkl__check_recipe_args(s, path, opts != NULL ? opts->data : NULL,
+                                  opts != NULL ? opts->data_len : 0);
   if (rc != 0) return rc;
   zkl_mutex_t *m = calloc(1, sizeof *m);
   if (m == NULL) return ZKL_ENOMEM;

@@ -25,10 +25,8 @@ int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s, const char *path,
   zkl__clear_error();
   if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
   *out = NULL;
-  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
-  int rc = zkl__path_validate(path);
-  if (rc == 0 && opts != NULL)
-    rc = zkl__check_node_data(opts->data, opts->data_len);
+  int rc = zkl__check_recipe_args(s, path, opts != NULL ? opts->data : NULL,
+                                  opts != NULL ? opts->data_len : 0);
   if (rc != 0) return rc;
   zkl_rwlock_t *l = calloc(1, sizeof *l);
   if (l == NULL) return ZKL_ENOMEM;

@@ -1,5 +1,6 @@
 /* tests/unit/test-drivers.c - the read/write lock's drivers (lib/driver.c):
- * which nodes they queue behind and which one they watch. */
+ * which nodes they queue behind and which one they watch; and the rwlock
+ * and election API's argument checks. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -72,6 +73,43 @@ START_TEST(own_names_parse_as_own_kind) {
 }
 END_TEST
 
+/* The rwlock and election API refuse NULL cleanly, with no server. */
+START_TEST(rwlock_and_election_refuse_null) {
+  zkl_rwlock_t *l = (zkl_rwlock_t *)&l;
+  ck_assert_int_eq(zkl_rwlock_create(&l, NULL, "/x", NULL), ZKL_EINVAL);
+  ck_assert_ptr_null(l);
+  ck_assert_int_eq(zkl_rwlock_create(NULL, NULL, "/x", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_rdlock(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_tryrdlock(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_timedrdlock(NULL, 5), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_wrlock(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_trywrlock(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_timedwrlock(NULL, 5), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_unlock(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_cancel(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_rwlock_holding(NULL), ZKL_EINVAL);
+  uint64_t t;
+  ck_assert_int_eq(zkl_rwlock_token(NULL, &t), ZKL_EINVAL);
+  zkl_rwlock_destroy(NULL);
+  zkl_rwlock_opts_init(NULL);
+
+  zkl_election_t *e = (zkl_election_t *)&e;
+  ck_assert_int_eq(zkl_election_create(&e, NULL, "/x", "id", 2, NULL),
+                   ZKL_EINVAL);
+  ck_assert_ptr_null(e);
+  ck_assert_int_eq(zkl_election_start(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_election_await(NULL, 1), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_election_is_leader(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_election_token(NULL, &t), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_election_resign(NULL), ZKL_EINVAL);
+  char buf[4];
+  size_t len = sizeof buf;
+  ck_assert_int_eq(zkl_election_leader(NULL, buf, &len), ZKL_EINVAL);
+  zkl_election_destroy(NULL);
+  zkl_election_opts_init(NULL);
+}
+END_TEST
+
 Suite *drivers_suite(void) {
   Suite *s = suite_create("drivers");
   TCase *tc = tcase_create("rwlock");
@@ -79,6 +117,9 @@ Suite *drivers_suite(void) {
   tcase_add_test(tc, reader_waits_for_nearest_writer_only);
   tcase_add_test(tc, writer_waits_for_everyone_ahead);
   tcase_add_test(tc, own_names_parse_as_own_kind);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("api-null");
+  tcase_add_test(tc, rwlock_and_election_refuse_null);
   suite_add_tcase(s, tc);
   return s;
 }
