@@ -280,6 +280,18 @@ out:
   return rc;
 }
 
+/* Lets go of our node once the session is lost.  If zkl only declared the
+ * session lost (silence) the server may still keep it (a partition that
+ * heals, an ensemble that lost its quorum): the janitor deletes the node
+ * should the same session come back. */
+static void forget_node(zkl__contender_t *c) {
+  if (c->node == NULL) return;
+  if (!zkl__session_gone(c->s))
+    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+  free(c->node);
+  c->node = NULL;
+}
+
 /* One attempt at deleting our node; with `mark`, atomically leaving the
  * release mark in the root's data.  A ZooKeeper code. */
 static int delete_once(zkl__contender_t *c, int mark) {
@@ -326,7 +338,10 @@ static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
     }
     maybe_applied = 1;
     rc = attempt < 8 ? await_connected(c, deadline, NULL) : ZKL_ETIMEDOUT;
-    if (rc == ZKL_ELOST) break;
+    if (rc == ZKL_ELOST) {
+      forget_node(c);
+      break;
+    }
     if (rc != 0) {
       zkl__janitor_add(c->s, c->root, c->prefix, c->node);
       rc = zkl__fail(ZKL_ESUSPENDED, "connection down: %s will be deleted "
@@ -772,8 +787,7 @@ int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen) {
 int zkl__contend_release_nowait(zkl__contender_t *c) {
   if (c->node == NULL) return ZKL_ELOST;
   if (zkl__contend_hold_health(c) == ZKL_ELOST) {
-    free(c->node);
-    c->node = NULL;
+    forget_node(c);
     return ZKL_ELOST;
   }
   return delete_node(c, c->drv->exclusive, ZKL__TRY);
@@ -869,8 +883,7 @@ int zkl__contend_release(zkl__contender_t *c) {
   if (c->node == NULL) return ZKL_ELOST;
   if (zkl__session_health(c->s) == ZKL_ELOST ||
       zkl_session_id(c->s) != c->session_id) {
-    free(c->node);
-    c->node = NULL;
+    forget_node(c);
     return zkl__fail(ZKL_ELOST, "session lost while holding %s", c->root);
   }
   return delete_node(c, c->drv->exclusive, cleanup_deadline(c));

@@ -13,7 +13,18 @@ struct zkl_session {
   zhandle_t *zh;
   pthread_mutex_t mu;       /* guards everything below                  */
   pthread_cond_t cv;        /* state changes (zkl_session_open waits)   */
-  int state;                /* zkl_session_state_t                      */
+  int state;                /* zkl_session_state_t, as users see it     */
+  int zk_connected;         /* the client's connection is up (raw)      */
+  int gone;                 /* the server said expired (or auth failed):
+                               our nodes are surely deleted             */
+  int64_t last_heard_ns;    /* the server answered a request sent then  */
+  int64_t beat_sent_ns;     /* send time of the heartbeat in flight     */
+  int beat_inflight;
+  int64_t beat_at_ns;       /* next heartbeat                           */
+  zkl_session_state_fn on_state;
+  void *state_arg;
+  int events[16];           /* state changes not yet reported (a ring)  */
+  unsigned ev_head, ev_count;
   int auth_failed;
   unsigned epoch;           /* bumped on every session event            */
   int timeout_ms;           /* negotiated                               */
@@ -30,6 +41,8 @@ struct zkl_session {
   pthread_t janitor;
   int janitor_running;
   int janitor_stop;
+  unsigned chores_blocked;  /* epoch at which a chore met a dead
+                               connection: retry after the next change  */
 };
 
 /* A node to delete, or with node == NULL, every child of root whose name
@@ -107,21 +120,65 @@ static int opts_check(const zkl_session_opts_t *o) {
 
 /* ---- the watcher -------------------------------------------------------- */
 
+/* Queues a state change for the on_state callback (with s->mu held; runs
+ * on ZooKeeper's completion thread: no allocation, no I/O).  A full ring
+ * overwrites its newest entry: the latest state is always reported. */
+static void push_event(zkl_session_t *s, int state) {
+  if (s->on_state == NULL) return;
+  if (s->ev_count == sizeof s->events / sizeof s->events[0]) s->ev_count--;
+  s->events[(s->ev_head + s->ev_count++) % (sizeof s->events /
+                                            sizeof s->events[0])] = state;
+}
+
+static void set_state_locked(zkl_session_t *s, int state, int event) {
+  if (s->state == state && event == state) return;
+  s->state = state;
+  s->epoch++;
+  pthread_cond_broadcast(&s->cv);
+  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
+    pthread_cond_signal(&w->cv);
+  push_event(s, event);
+}
+
 static void note_session_event(zkl_session_t *s, int state) {
   if (state == ZOO_CONNECTED_STATE) {
-    s->state = ZKL_SESSION_CONNECTED;
+    s->zk_connected = 1;
+    s->last_heard_ns = zkl__now_ns();
+    s->beat_at_ns = 0; /* a heartbeat now */
+    if (s->state == ZKL_SESSION_LOST) return; /* declared lost: final */
     s->timeout_ms = zoo_recv_timeout(s->zh);
     const clientid_t *cid = zoo_client_id(s->zh);
     s->id = cid != NULL ? cid->client_id : 0;
-  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
-    s->state = ZKL_SESSION_LOST;
-  } else if (state == ZOO_AUTH_FAILED_STATE) {
-    s->auth_failed = 1;
-    s->state = ZKL_SESSION_LOST;
-  } else if (s->state == ZKL_SESSION_CONNECTED) {
-    /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive. */
-    s->state = ZKL_SESSION_SUSPENDED;
+    if (s->state != ZKL_SESSION_CONNECTED)
+      set_state_locked(s, ZKL_SESSION_CONNECTED,
+                       s->state == ZKL_SESSION_SUSPENDED
+                           ? ZKL_SESSION_RECONNECTED
+                           : ZKL_SESSION_CONNECTED);
+  } else if (state == ZOO_EXPIRED_SESSION_STATE ||
+             state == ZOO_AUTH_FAILED_STATE) {
+    s->zk_connected = 0;
+    s->gone = 1;
+    if (state == ZOO_AUTH_FAILED_STATE) s->auth_failed = 1;
+    if (s->state != ZKL_SESSION_LOST)
+      set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
+  } else {
+    /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive */
+    s->zk_connected = 0;
+    if (s->state == ZKL_SESSION_CONNECTED)
+      set_state_locked(s, ZKL_SESSION_SUSPENDED, ZKL_SESSION_SUSPENDED);
   }
+}
+
+/* With s->mu held: has the server been silent for a whole session
+ * timeout?  Then it may have expired the session: declare it LOST. */
+static int silent_too_long(zkl_session_t *s, int64_t now) {
+  if ((s->state != ZKL_SESSION_CONNECTED &&
+       s->state != ZKL_SESSION_SUSPENDED) ||
+      s->timeout_ms <= 0)
+    return 0;
+  if (now - s->last_heard_ns < (int64_t)s->timeout_ms * 1000000) return 0;
+  set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
+  return 1;
 }
 
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
@@ -131,15 +188,8 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
   pthread_mutex_lock(&s->mu);
   if (type == ZOO_SESSION_EVENT) {
     /* The client repeats a session event for every watched path: only a
-     * real change of state wakes anybody. */
-    int before = s->state;
+     * real change of state wakes anybody (set_state_locked). */
     if (s->state != ZKL_SESSION_CLOSED) note_session_event(s, state);
-    if (s->state != before) {
-      s->epoch++;
-      pthread_cond_broadcast(&s->cv);
-      for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
-        pthread_cond_signal(&w->cv);
-    }
   } else if (path != NULL) {
     for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
       if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
@@ -194,39 +244,86 @@ static int chore_do(zhandle_t *zh, const struct chore *c) {
   return zrc;
 }
 
+/* The heartbeat's answer: the server was alive when it was sent. */
+static void beat_done(int rc, const struct Stat *st, const void *data) {
+  (void)st;
+  zkl_session_t *s = (zkl_session_t *)data;
+  pthread_mutex_lock(&s->mu);
+  s->beat_inflight = 0;
+  if (rc == ZOK && s->beat_sent_ns > s->last_heard_ns)
+    s->last_heard_ns = s->beat_sent_ns;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The session's thread: state callbacks, heartbeats, the LOST deadline,
+ * and the janitor's chores.  Never holds s->mu across a callback or a
+ * ZooKeeper call. */
 static void *janitor_main(void *arg) {
   zkl_session_t *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
     if (s->janitor_stop) break;
-    if (s->state == ZKL_SESSION_LOST) {
-      /* the nodes went with the session */
+    int64_t now = zkl__now_ns();
+    if (s->ev_count > 0) { /* report a state change */
+      int st = s->events[s->ev_head];
+      s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
+      s->ev_count--;
+      pthread_mutex_unlock(&s->mu);
+      s->on_state(s, (zkl_session_state_t)st, s->state_arg);
+      pthread_mutex_lock(&s->mu);
+      continue;
+    }
+    if (silent_too_long(s, now)) continue;
+    int64_t beat_every = (int64_t)(s->timeout_ms > 0 ? s->timeout_ms : 10000) *
+                         200000; /* a fifth of the timeout, in ns */
+    if (s->zk_connected && s->state == ZKL_SESSION_CONNECTED &&
+        !s->beat_inflight && now >= s->beat_at_ns) {
+      s->beat_at_ns = now + beat_every;
+      s->beat_inflight = 1;
+      s->beat_sent_ns = now;
+      zhandle_t *zh = s->zh;
+      pthread_mutex_unlock(&s->mu);
+      int zrc = zoo_aexists(zh, "/", 0, beat_done, s);
+      pthread_mutex_lock(&s->mu);
+      if (zrc != ZOK) s->beat_inflight = 0;
+      continue;
+    }
+    if (s->gone) { /* the nodes went with the session */
       while (s->chores != NULL) {
         struct chore *c = s->chores;
         s->chores = c->next;
         chore_free(c);
       }
     }
-    if (s->chores == NULL || s->state != ZKL_SESSION_CONNECTED) {
-      pthread_cond_wait(&s->cv, &s->mu);
+    if (s->chores != NULL && s->zk_connected &&
+        s->chores_blocked != s->epoch + 1) {
+      struct chore *c = s->chores;
+      s->chores = c->next;
+      zhandle_t *zh = s->zh;
+      unsigned epoch = s->epoch;
+      pthread_mutex_unlock(&s->mu);
+      int zrc = chore_do(zh, c);
+      pthread_mutex_lock(&s->mu);
+      if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) {
+        c->next = s->chores; /* again after the next change of state */
+        s->chores = c;
+        s->chores_blocked = epoch + 1;
+      } else {
+        chore_free(c); /* done, or refused for good (the session's end
+                          removes the node) */
+      }
       continue;
     }
-    struct chore *c = s->chores;
-    s->chores = c->next;
-    zhandle_t *zh = s->zh;
-    unsigned epoch = s->epoch;
-    pthread_mutex_unlock(&s->mu);
-    int zrc = chore_do(zh, c);
-    pthread_mutex_lock(&s->mu);
-    if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) {
-      c->next = s->chores; /* again after the next reconnect */
-      s->chores = c;
-      while (s->epoch == epoch && !s->janitor_stop)
-        pthread_cond_wait(&s->cv, &s->mu);
-    } else {
-      chore_free(c); /* done, or refused for good (the session's end
-                        removes the node) */
+    /* sleep until the next heartbeat or the LOST deadline */
+    int64_t wake = ZKL__FOREVER;
+    if (s->zk_connected && s->state == ZKL_SESSION_CONNECTED)
+      wake = s->beat_inflight ? now + beat_every : s->beat_at_ns;
+    if ((s->state == ZKL_SESSION_CONNECTED ||
+         s->state == ZKL_SESSION_SUSPENDED) && s->timeout_ms > 0) {
+      int64_t lost_at = s->last_heard_ns + (int64_t)s->timeout_ms * 1000000;
+      if (lost_at < wake) wake = lost_at;
     }
+    zkl__cond_wait_until(&s->cv, &s->mu, wake);
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -430,6 +527,8 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
     return ZKL_ESYSTEM;
   }
   s->state = ZKL_SESSION_CONNECTING;
+  s->on_state = o->on_state;
+  s->state_arg = o->state_arg;
   s->hosts = strdup(hosts);
   if (s->hosts == NULL || (rc = acl_choose(&s->acl, o)) != 0) {
     session_free(s);
@@ -544,10 +643,20 @@ const struct ACL_vector *zkl__session_acl(zkl_session_t *s) {
 }
 
 int zkl__health_locked(zkl_session_t *s) {
+  /* a process that was paused (SIGSTOP, a long stall) learns it here,
+   * before its own I/O thread has even noticed */
+  silent_too_long(s, zkl__now_ns());
   if (s->state == ZKL_SESSION_LOST || s->state == ZKL_SESSION_CLOSED)
     return ZKL_ELOST;
   if (s->state == ZKL_SESSION_SUSPENDED) return ZKL_ESUSPENDED;
   return 0;
+}
+
+int zkl__session_gone(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int gone = s->gone || s->state == ZKL_SESSION_CLOSED;
+  pthread_mutex_unlock(&s->mu);
+  return gone;
 }
 
 int zkl__session_snapshot(zkl_session_t *s, unsigned *epoch) {

@@ -167,6 +167,10 @@ void zkl__session_unref(zkl_session_t *s);
 /* 0 when usable, ZKL_ELOST when expired/closed, ZKL_ESUSPENDED when the
  * connection is down. */
 int zkl__session_health(zkl_session_t *s);
+/* Whether the server surely deleted the session's nodes (it said the
+ * session expired, or we closed it).  A session zkl declared LOST on its
+ * own may still be alive on the server. */
+int zkl__session_gone(zkl_session_t *s);
 /* The health and the epoch it belongs to, read together. */
 int zkl__session_snapshot(zkl_session_t *s, unsigned *epoch);
 /* The watcher every zkl watch uses (ctx = the session). */

@@ -291,7 +291,11 @@ zkh__launch() {
         done
         # Empty CONTAINER nodes are reaped every ZKH_CONTAINER_CHECK_MS
         # (server default 60 s) so tests can see lock roots go away.
-        exec "$java" "${opts[@]}" \
+        # setsid: its own session and process group, so that a test runner
+        # killing its test's process group (Check's fork mode) does not take
+        # a server restarted from inside a test with it.  This subshell is
+        # not a group leader, so setsid execs in place: the PID stays ours.
+        exec setsid "$java" "${opts[@]}" \
             -Dznode.container.checkIntervalMs="${ZKH_CONTAINER_CHECK_MS:-1000}" \
             -Dorg.slf4j.simpleLogger.defaultLogLevel="${ZKH_LOG_LEVEL:-info}" \
             -Dorg.slf4j.simpleLogger.showDateTime=true \

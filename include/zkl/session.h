@@ -5,9 +5,12 @@
  * here is thread-safe except zkl_session_close(), which must be the last call
  * on the session.
  *
- * Threads: besides ZooKeeper's two, a session runs one thread of its own,
- * which deletes nodes whose deletion a caller could not wait for because
- * the connection was down, as soon as it is back.  Never user code.
+ * Threads: besides ZooKeeper's two, a session runs one thread of its own.
+ * It sends a small request every fifth of the session timeout to know
+ * when the server last answered, declares the session LOST once it has
+ * been silent for a whole session timeout, delivers on_state callbacks,
+ * and deletes nodes whose deletion a caller could not wait for because the
+ * connection was down, as soon as it is back.
  */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
@@ -35,16 +38,31 @@ typedef enum zkl_acl {
   ZKL_ACL_CUSTOM = 3       /* the vector in zkl_session_opts_t.custom_acl  */
 } zkl_acl_t;
 
-/* Session states, as zkl_session_state() reports them. */
+/* Session states, as zkl_session_state() and the on_state callback report
+ * them. */
 typedef enum zkl_session_state {
   ZKL_SESSION_CONNECTING = 0, /* not yet connected for the first time       */
   ZKL_SESSION_CONNECTED = 1,  /* connected; holds are valid                 */
-  ZKL_SESSION_SUSPENDED = 2,  /* connection lost; session may still be alive:
-                                 a hold is in doubt until it comes back     */
-  ZKL_SESSION_LOST = 3,       /* session expired or closed: every hold and
-                                 every queued node of it is gone            */
-  ZKL_SESSION_CLOSED = 4      /* zkl_session_close() has begun              */
+  ZKL_SESSION_SUSPENDED = 2,  /* connection lost; the session may still be
+                                 alive: every hold is in doubt (do not act
+                                 on it) until RECONNECTED or LOST           */
+  ZKL_SESSION_LOST = 3,       /* the session is gone: the server said it
+                                 expired, or zkl declared it lost because it
+                                 has not heard from the server for a whole
+                                 session timeout (by then the server may
+                                 have expired it).  Every hold and queued
+                                 node of it is gone; final.                 */
+  ZKL_SESSION_CLOSED = 4,     /* zkl_session_close() has begun              */
+  ZKL_SESSION_RECONNECTED = 5 /* callback only: the same session is back
+                                 after SUSPENDED; holds are valid again.
+                                 zkl_session_state() then says CONNECTED.   */
 } zkl_session_state_t;
+
+/* Called on the session's own thread for every change of state, in
+ * order: CONNECTED (first), SUSPENDED, RECONNECTED, LOST.  May call any
+ * zkl function except zkl_session_close() on this session. */
+typedef void (*zkl_session_state_fn)(zkl_session_t *s,
+                                     zkl_session_state_t state, void *arg);
 
 /* Options for zkl_session_open().  Always start from zkl_session_opts_init()
  * so that fields added in later versions get their defaults. */
@@ -61,6 +79,8 @@ typedef struct zkl_session_opts {
   int log_level;              /* 0 (default): leave ZooKeeper's process-wide
                                  level alone; 1..4 = error, warn, info, debug
                                  sets it with zoo_set_debug_level()          */
+  zkl_session_state_fn on_state; /* state changes; NULL (default): none    */
+  void *state_arg;            /* passed to on_state                         */
 } zkl_session_opts_t;
 
 /* Fills *opts with the defaults above.  Thread-safe. */

@@ -5,7 +5,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "itest.h"
 
@@ -234,6 +237,175 @@ START_TEST(timeout_while_disconnected_leaves_no_node) {
 }
 END_TEST
 
+static int standalone_harness(void) {
+  return getenv("ZKL_TEST_ZKDIR") != NULL &&
+         getenv("ZKL_TEST_HARNESS") != NULL &&
+         getenv("ZKL_TEST_ENSEMBLE_DIR") == NULL;
+}
+
+/* ---- the session reports its states ------------------------------------- */
+
+struct states {
+  pthread_mutex_t mu;
+  int n;
+  int seen[32];
+};
+
+static void on_state(zkl_session_t *s, zkl_session_state_t st, void *arg) {
+  (void)s;
+  struct states *t = arg;
+  pthread_mutex_lock(&t->mu);
+  if (t->n < 32) t->seen[t->n++] = (int)st;
+  pthread_mutex_unlock(&t->mu);
+}
+
+struct state_arg {
+  struct states *t;
+  int want;
+};
+
+static int state_seen(void *arg) {
+  struct state_arg *a = arg;
+  pthread_mutex_lock(&a->t->mu);
+  int found = a->t->n > 0 && a->t->seen[a->t->n - 1] == a->want;
+  pthread_mutex_unlock(&a->t->mu);
+  return found;
+}
+
+/* CONNECTED, then SUSPENDED and RECONNECTED across a server restart (the
+ * session survives it), holds valid again; then LOST when it expires. */
+START_TEST(session_states_reach_the_callback) {
+  if (!standalone_harness()) return;
+  char root[128];
+  it_root(root, sizeof root, "states");
+  struct states t = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  zkl_session_opts_t o;
+  zkl_session_opts_init(&o);
+  o.session_timeout_ms = 10000;
+  o.on_state = on_state;
+  o.state_arg = &t;
+  zkl_session_t *s = NULL;
+  ck_assert_int_eq(zkl_session_open(&s, it_hosts(), &o), 0);
+  struct state_arg a = {&t, ZKL_SESSION_CONNECTED};
+  ck_assert(it_wait_until(state_seen, &a, 2000));
+  zkl_mutex_t *m = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+
+  harness("kill");
+  a.want = ZKL_SESSION_SUSPENDED;
+  ck_assert(it_wait_until(state_seen, &a, 5000));
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ESUSPENDED);
+  harness("restart");
+  a.want = ZKL_SESSION_RECONNECTED;
+  ck_assert_msg(it_wait_until(state_seen, &a, 8000), "no RECONNECTED");
+  ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
+
+  it_expire_session(s);
+  a.want = ZKL_SESSION_LOST;
+  ck_assert(it_wait_until(state_seen, &a, 5000));
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
+  pthread_mutex_lock(&t.mu);
+  ck_assert_int_eq(t.seen[0], ZKL_SESSION_CONNECTED);
+  ck_assert_int_eq(t.seen[1], ZKL_SESSION_SUSPENDED);
+  ck_assert_int_eq(t.seen[2], ZKL_SESSION_RECONNECTED);
+  ck_assert_int_eq(t.seen[t.n - 1], ZKL_SESSION_LOST);
+  pthread_mutex_unlock(&t.mu);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+static int session_lost(void *arg) {
+  return zkl_session_state(arg) == ZKL_SESSION_LOST;
+}
+
+/* The client declares LOST on its own once the server has been silent for
+ * a whole session timeout -- here while the server is still frozen and so
+ * could not have said anything. */
+START_TEST(lost_declared_by_the_client_on_time) {
+  if (!standalone_harness()) return;
+  char root[128];
+  it_root(root, sizeof root, "silent");
+  zkl_session_t *s = it_session_timeout(3000);
+  int timeout = zkl_session_timeout(s);
+  zkl_mutex_t *m = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  int64_t t0 = it_now_ms();
+  harness("pause");
+  ck_assert_msg(it_wait_until(session_lost, s, timeout + 3000),
+                "not LOST %d ms after the server went silent", timeout + 3000);
+  int64_t took = it_now_ms() - t0;
+  ck_assert_int_le(took, timeout + 500); /* last heard + timeout, at most */
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
+  harness("resume");
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+  zkl_session_t *o = it_session();
+  ck_assert(it_wait_children(o, root, 0, 10000)); /* expired: node gone */
+  zkl_session_close(o);
+}
+END_TEST
+
+/* A holder process paused (SIGSTOP) past its session timeout loses the
+ * lock to the next waiter; when it runs again it must learn LOST before it
+ * would act on the lock again: it never sees "holding" after the other
+ * took over. */
+START_TEST(paused_holder_learns_lost_before_acting) {
+  char root[128];
+  it_root(root, sizeof root, "gcpause");
+  struct shared_hold {
+    int64_t last_ok;   /* last time holding() said 1 (atomic) */
+    int first_after;   /* holding() after SIGCONT (atomic)    */
+    int ready;         /* atomic */
+  } *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert(sh != MAP_FAILED);
+  memset(sh, 0, sizeof *sh);
+  pid_t pid = fork(); /* before any session of ours */
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    zkl_session_opts_t o;
+    zkl_session_opts_init(&o);
+    o.session_timeout_ms = 2000;
+    zkl_session_t *cs = NULL;
+    zkl_mutex_t *cm = NULL;
+    if (zkl_session_open(&cs, it_hosts(), &o) != 0 ||
+        zkl_mutex_create(&cm, cs, root, NULL) != 0 || zkl_mutex_lock(cm) != 0)
+      _exit(2);
+    __atomic_store_n(&sh->ready, 1, __ATOMIC_SEQ_CST);
+    for (;;) { /* the critical section: act only while holding */
+      int h = zkl_mutex_holding(cm);
+      if (h != 1) {
+        __atomic_store_n(&sh->first_after, h, __ATOMIC_SEQ_CST);
+        _exit(0);
+      }
+      __atomic_store_n(&sh->last_ok, it_now_ms(), __ATOMIC_SEQ_CST);
+      it_sleep_ms(5);
+    }
+  }
+  while (!__atomic_load_n(&sh->ready, __ATOMIC_SEQ_CST)) it_sleep_ms(5);
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = it_mutex(s, root);
+  kill(pid, SIGSTOP); /* the long GC pause */
+  ck_assert_int_eq(zkl_mutex_timedlock(m, 20000), 0);
+  int64_t taken = it_now_ms();
+  kill(pid, SIGCONT);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(__atomic_load_n(&sh->first_after, __ATOMIC_SEQ_CST),
+                   ZKL_ELOST);
+  ck_assert_msg(__atomic_load_n(&sh->last_ok, __ATOMIC_SEQ_CST) < taken,
+                "the paused holder acted after the lock was taken over");
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+  munmap(sh, sizeof *sh);
+}
+END_TEST
+
 Suite *faults_suite(void) {
   Suite *su = suite_create("faults");
   TCase *tc = it_tcase("nodes");
@@ -242,6 +414,9 @@ Suite *faults_suite(void) {
   suite_add_tcase(su, tc);
   tc = it_tcase("connection");
   tcase_add_test(tc, timeout_while_disconnected_leaves_no_node);
+  tcase_add_test(tc, session_states_reach_the_callback);
+  tcase_add_test(tc, lost_declared_by_the_client_on_time);
+  tcase_add_test(tc, paused_holder_learns_lost_before_acting);
   suite_add_tcase(su, tc);
   return su;
 }
