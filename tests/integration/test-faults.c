@@ -379,6 +379,8 @@ START_TEST(paused_holder_learns_lost_before_acting) {
       int h = zkl_mutex_holding(cm);
       if (h != 1) {
         __atomic_store_n(&sh->first_after, h, __ATOMIC_SEQ_CST);
+        zkl_mutex_destroy(cm);
+        zkl_session_close(cs);
         _exit(0);
       }
       __atomic_store_n(&sh->last_ok, it_now_ms(), __ATOMIC_SEQ_CST);
