@@ -27,6 +27,22 @@ zkl_session_t *it_session(void);
 zkl_session_t *it_session_timeout(int session_timeout_ms);
 /* Children of path (0 if it does not exist); names copied if v != NULL. */
 int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
+/* A session to the given hosts (e.g. through the proxy). */
+zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms);
+
+/* The fault-injecting TCP proxy (proxy.c), in front of the single server
+ * of $ZKL_TEST_HOSTS. */
+typedef struct it_proxy it_proxy_t;
+it_proxy_t *it_proxy_start(void);
+int it_proxy_port(it_proxy_t *x);
+void it_proxy_blackhole(it_proxy_t *x, int on);
+/* Cut the connection right after forwarding the next request of this
+ * ZooKeeper opcode (create2 = 15, multi = 14, delete = 2). */
+void it_proxy_cut_after(it_proxy_t *x, int opcode);
+int it_proxy_cuts(it_proxy_t *x);
+void it_proxy_stop(it_proxy_t *x);
+Suite *proxy_suite(void);
+
 /* A mutex object on path, asserting success. */
 zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path);
 /* Waits until path has exactly `want` children; 1 if it did in time. */

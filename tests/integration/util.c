@@ -32,15 +32,19 @@ void it_root(char *buf, size_t len, const char *tag) {
            (long)ts.tv_sec, ts.tv_nsec);
 }
 
-zkl_session_t *it_session_timeout(int session_timeout_ms) {
+zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms) {
   zkl_session_opts_t o;
   zkl_session_opts_init(&o);
   o.session_timeout_ms = session_timeout_ms;
   zkl_session_t *s = NULL;
-  int rc = zkl_session_open(&s, it_hosts(), &o);
+  int rc = zkl_session_open(&s, hosts, &o);
   ck_assert_msg(rc == 0, "session_open: %s (%s)", zkl_strerror(rc),
                 zkl_last_error());
   return s;
+}
+
+zkl_session_t *it_session_timeout(int session_timeout_ms) {
+  return it_session_at(it_hosts(), session_timeout_ms);
 }
 
 zkl_session_t *it_session(void) { return it_session_timeout(10000); }

@@ -1,0 +1,162 @@
+/* tests/integration/test-proxy.c - connection faults at the exact moment,
+ * through the proxy: a create or a release whose reply is lost, a short
+ * partition (same session comes back, still holder) and a long one (LOST,
+ * the next waiter takes over). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itest.h"
+
+#define OP_MULTI 14
+#define OP_CREATE2 15
+
+static int single_server(void) {
+  return strchr(it_hosts(), ',') == NULL;
+}
+
+static zkl_session_t *via(it_proxy_t *x, int timeout_ms) {
+  char hosts[64];
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(x));
+  return it_session_at(hosts, timeout_ms);
+}
+
+/* The create is applied but its reply is lost: zkl finds its node again
+ * by uuid; never a second node, never an orphan. */
+START_TEST(create_reply_lost) {
+  if (!single_server()) return;
+  char root[128];
+  it_root(root, sizeof root, "cut-create");
+  it_proxy_t *x = it_proxy_start();
+  zkl_session_t *s = via(x, 10000), *d = it_session();
+  zkl_mutex_t *m = it_mutex(s, root);
+  zkl_mutex_t *dm = it_mutex(d, root);
+  ck_assert_int_eq(zkl_mutex_lock(dm), 0); /* so our create has a root */
+  ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
+  it_proxy_cut_after(x, OP_CREATE2);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  ck_assert_int_eq(it_proxy_cuts(x), 1);
+  ck_assert_int_eq(it_children(d, root, NULL), 1); /* exactly one node */
+  ck_assert_int_eq(zkl_mutex_trylock(dm), ZKL_EBUSY);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(it_children(d, root, NULL), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(dm), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(dm);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+/* The release (multi: mark + delete) is applied but its reply is lost:
+ * unlock retries, finds the node gone, and reports success truthfully. */
+START_TEST(release_reply_lost) {
+  if (!single_server()) return;
+  char root[128];
+  it_root(root, sizeof root, "cut-delete");
+  it_proxy_t *x = it_proxy_start();
+  zkl_session_t *s = via(x, 10000), *d = it_session();
+  zkl_mutex_t *m = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  uint64_t token;
+  zkl_mutex_token(m, &token);
+  it_proxy_cut_after(x, OP_MULTI);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(it_proxy_cuts(x), 1);
+  ck_assert_int_eq(it_children(d, root, NULL), 0);
+  char data[96], want[96];
+  int len = sizeof data - 1;
+  ck_assert_int_eq(zoo_get(zkl_session_zhandle(d), root, 0, data, &len, NULL),
+                   ZOK);
+  data[len] = '\0';
+  snprintf(want, sizeof want, "zkl-released:mutex:%" PRIu64, token);
+  ck_assert_str_eq(data, want);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+static int state_is(zkl_session_t *s, int want) {
+  return zkl_session_state(s) == want;
+}
+static int suspended(void *s) { return state_is(s, ZKL_SESSION_SUSPENDED); }
+static int connected(void *s) { return state_is(s, ZKL_SESSION_CONNECTED); }
+static int lost(void *s) { return state_is(s, ZKL_SESSION_LOST); }
+
+/* A partition shorter than the session timeout: SUSPENDED (the hold is in
+ * doubt), then the same session is back and still holds; nobody else got
+ * the lock meanwhile. */
+START_TEST(short_partition_keeps_the_hold) {
+  if (!single_server()) return;
+  char root[128];
+  it_root(root, sizeof root, "cut-short");
+  it_proxy_t *x = it_proxy_start();
+  zkl_session_t *s = via(x, 9000), *d = it_session();
+  zkl_mutex_t *m = it_mutex(s, root), *dm = it_mutex(d, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  it_proxy_blackhole(x, 1);
+  ck_assert_msg(it_wait_until(suspended, s, 9000), "never SUSPENDED");
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ESUSPENDED);
+  ck_assert_int_eq(zkl_mutex_trylock(dm), ZKL_EBUSY);
+  it_proxy_blackhole(x, 0);
+  ck_assert_msg(it_wait_until(connected, s, 8000), "not back");
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
+  ck_assert_int_eq(zkl_mutex_trylock(dm), ZKL_EBUSY);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  ck_assert_int_eq(zkl_mutex_trylock(dm), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(dm);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+/* A partition longer than the session timeout: the holder is told LOST on
+ * time (before the server lets the next waiter in), the waiter takes over,
+ * and nothing of the old holder is left once the partition heals. */
+START_TEST(long_partition_hands_over) {
+  if (!single_server()) return;
+  char root[128];
+  it_root(root, sizeof root, "cut-long");
+  it_proxy_t *x = it_proxy_start();
+  zkl_session_t *s = via(x, 3000), *d = it_session();
+  zkl_mutex_t *m = it_mutex(s, root), *dm = it_mutex(d, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  it_proxy_blackhole(x, 1);
+  ck_assert_msg(it_wait_until(lost, s, 6000), "holder not told LOST");
+  int64_t lost_at = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
+  ck_assert_int_eq(zkl_mutex_timedlock(dm, 15000), 0);
+  ck_assert_int_ge(it_now_ms(), lost_at); /* told before the takeover */
+  it_proxy_blackhole(x, 0);
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
+  ck_assert_int_eq(it_children(d, root, NULL), 1); /* the new holder only */
+  ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
+  ck_assert(it_wait_children(d, root, 0, 5000));
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(dm);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+Suite *proxy_suite(void) {
+  Suite *su = suite_create("proxy-faults");
+  TCase *tc = it_tcase("exact-moment");
+  tcase_add_test(tc, create_reply_lost);
+  tcase_add_test(tc, release_reply_lost);
+  suite_add_tcase(su, tc);
+  tc = it_tcase("partitions");
+  tcase_add_test(tc, short_partition_keeps_the_hold);
+  tcase_add_test(tc, long_partition_hands_over);
+  suite_add_tcase(su, tc);
+  return su;
+}
