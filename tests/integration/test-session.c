@@ -78,6 +78,14 @@ START_TEST(digest_auth_and_creator_acl) {
   zkl_mutex_t *mb;
   ck_assert_int_eq(zkl_mutex_create(&mb, b, path, NULL), 0);
   ck_assert_int_eq(zkl_mutex_timedlock(mb, 200), ZNOAUTH);
+  ck_assert_int_eq(zkl_mutex_trylock(mb), ZNOAUTH);
+  ck_assert_msg(strstr(zkl_last_error(), "not authorised") != NULL, "%s",
+                zkl_last_error());
+  /* nor can it take the lock by deleting the holder's node */
+  char node[1024];
+  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(b), node, -1), ZNOAUTH);
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
   zkl_mutex_destroy(mb);
   zkl_session_close(b);
 
