@@ -734,9 +734,11 @@ zkh_restart() {
     t0=$(zkh__now_ms)
     printf '==== zkharness restart %s ====\n' "$(date '+%H:%M:%S')" >>"$sdir/server.log"
     ZKH__LAST_PID=
+    # ZKH_NO_WAIT=1: do not wait until it serves (a lone ensemble member
+    # cannot before a quorum is back: restart them all, then wait-ready)
     if zkh__launch "$sdir/zoo.cfg" "$sdir/server.log" &&
         zkh__set_pid "$dir" "$2" "$ZKH__LAST_PID" &&
-        zkh_wait_serving "$dir" "$2"; then
+        { [[ -n ${ZKH_NO_WAIT:-} ]] || zkh_wait_serving "$dir" "$2"; }; then
         ZKH_START_MS=$(($(zkh__now_ms) - t0))
         return 0
     fi
