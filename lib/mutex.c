@@ -62,9 +62,19 @@ static int held_by_me(const zkl_mutex_t *m) {
   return zkl__owner_mine(&m->own) && m->count > 0;
 }
 
+static int acquire_in(zkl_mutex_t *m, int64_t deadline);
+
 static int acquire(zkl_mutex_t *m, int64_t deadline) {
   zkl__clear_error();
   if (m == NULL) return zkl__fail(ZKL_EINVAL, "mutex is NULL");
+  int rc = zkl__owner_enter(&m->own);
+  if (rc != 0) return rc;
+  rc = acquire_in(m, deadline);
+  zkl__owner_leave(&m->own);
+  return rc;
+}
+
+static int acquire_in(zkl_mutex_t *m, int64_t deadline) {
   unsigned cancel_seen = atomic_load(&m->own.cancel_gen);
   pthread_mutex_lock(&m->own.mu);
   if (held_by_me(m)) {
@@ -159,8 +169,11 @@ int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len) {
   return rc;
 }
 
+static void kick(void *arg) { zkl__contend_cancel(arg); }
+
 void zkl_mutex_destroy(zkl_mutex_t *m) {
   if (m == NULL) return;
+  zkl__owner_drain(&m->own, kick, &m->c); /* waits in flight: ECANCELED */
   pthread_mutex_lock(&m->own.mu);
   int held = m->own.busy && m->count > 0;
   pthread_mutex_unlock(&m->own.mu);

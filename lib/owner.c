@@ -11,6 +11,8 @@
 
 int zkl__owner_init(zkl__owner_t *o) {
   o->busy = 0;
+  o->active = 0;
+  o->dying = 0;
   atomic_init(&o->cancel_gen, 0);
   if (pthread_mutex_init(&o->mu, NULL) != 0) return ZKL_ESYSTEM;
   if (zkl__cond_init(&o->cv) != 0) {
@@ -51,6 +53,31 @@ void zkl__owner_cancel(zkl__owner_t *o) {
   atomic_fetch_add(&o->cancel_gen, 1);
   pthread_mutex_lock(&o->mu);
   pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+}
+
+int zkl__owner_enter(zkl__owner_t *o) {
+  pthread_mutex_lock(&o->mu);
+  int rc = o->dying ? ZKL_ECANCELED : 0;
+  if (rc == 0) o->active++;
+  pthread_mutex_unlock(&o->mu);
+  return rc;
+}
+
+void zkl__owner_leave(zkl__owner_t *o) {
+  pthread_mutex_lock(&o->mu);
+  if (--o->active == 0 && o->dying) pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+}
+
+void zkl__owner_drain(zkl__owner_t *o, void (*kick)(void *), void *arg) {
+  pthread_mutex_lock(&o->mu);
+  o->dying = 1;
+  pthread_mutex_unlock(&o->mu);
+  zkl__owner_cancel(o);
+  kick(arg); /* wake the waits in the contention core */
+  pthread_mutex_lock(&o->mu);
+  while (o->active > 0) pthread_cond_wait(&o->cv, &o->mu);
   pthread_mutex_unlock(&o->mu);
 }
 

@@ -78,9 +78,19 @@ static int hold_again(zkl_rwlock_t *l, int write) {
   return 0;
 }
 
+static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline);
+
 static int acquire(zkl_rwlock_t *l, int write, int64_t deadline) {
   zkl__clear_error();
   if (l == NULL) return zkl__fail(ZKL_EINVAL, "rwlock is NULL");
+  int rc = zkl__owner_enter(&l->own);
+  if (rc != 0) return rc;
+  rc = acquire_in(l, write, deadline);
+  zkl__owner_leave(&l->own);
+  return rc;
+}
+
+static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline) {
   unsigned cancel_seen = atomic_load(&l->own.cancel_gen);
   pthread_mutex_lock(&l->own.mu);
   if (holds_any(l)) {
@@ -180,8 +190,15 @@ int zkl_rwlock_holding(zkl_rwlock_t *l) {
   return h == 0 ? bits : h;
 }
 
+static void kick(void *arg) {
+  zkl_rwlock_t *l = arg;
+  zkl__contend_cancel(&l->rd);
+  zkl__contend_cancel(&l->wr);
+}
+
 void zkl_rwlock_destroy(zkl_rwlock_t *l) {
   if (l == NULL) return;
+  zkl__owner_drain(&l->own, kick, l); /* waits in flight: ECANCELED */
   pthread_mutex_lock(&l->own.mu);
   int held = l->own.busy && (l->rcount > 0 || l->wcount > 0);
   zkl__contender_t *c = held ? backing(l) : NULL;

@@ -103,6 +103,8 @@ typedef struct zkl__owner {
   int busy;                 /* a thread holds or is acquiring through it */
   pthread_t thread;         /* that thread                               */
   atomic_uint cancel_gen;   /* bumped by zkl__owner_cancel()             */
+  int active;               /* calls in flight through the object        */
+  int dying;                /* destroy has begun: new calls are refused  */
 } zkl__owner_t;
 
 int zkl__owner_init(zkl__owner_t *o);
@@ -115,6 +117,13 @@ int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen);
 void zkl__owner_free(zkl__owner_t *o);               /* with mu held */
 /* Bumps the cancel generation and wakes local waiters (takes mu). */
 void zkl__owner_cancel(zkl__owner_t *o);
+/* A call enters/leaves the object (takes mu).  enter: 0, or ZKL_ECANCELED
+ * once destroy has begun. */
+int zkl__owner_enter(zkl__owner_t *o);
+void zkl__owner_leave(zkl__owner_t *o);
+/* Destroy's first step: refuses new calls, then waits until the calls in
+ * flight have returned (the caller cancels them first, and again here). */
+void zkl__owner_drain(zkl__owner_t *o, void (*kick)(void *), void *arg);
 /* Starts a thread of zkl's own, with every signal blocked in it.  0 or
  * ZKL_ESYSTEM. */
 int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);

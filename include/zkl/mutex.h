@@ -139,9 +139,11 @@ ZKL_EXTERN int zkl_mutex_holding(zkl_mutex_t *m);
  * always enough for valid paths). */
 ZKL_EXTERN int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len);
 
-/* Destroys m: releases the lock if it is held (whatever the recursion count),
- * frees memory.  NULL-safe.  Must not race with other calls on m: cancel
- * and join the threads that use it first. */
+/* Destroys m: lock calls blocked in it on other threads return
+ * ZKL_ECANCELED first (destroy waits for them to leave), then the lock is
+ * released if held (whatever the recursion count) and memory is freed.
+ * NULL-safe.  No call on m may START once destroy has begun, and a thread
+ * holding the lock must not touch m afterwards. */
 ZKL_EXTERN void zkl_mutex_destroy(zkl_mutex_t *m);
 
 #ifdef __cplusplus

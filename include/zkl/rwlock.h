@@ -103,8 +103,9 @@ ZKL_EXTERN int zkl_rwlock_token(zkl_rwlock_t *l, uint64_t *token);
 #define ZKL_RWLOCK_WRITE 2
 ZKL_EXTERN int zkl_rwlock_holding(zkl_rwlock_t *l);
 
-/* Destroys l, releasing whatever it holds.  NULL-safe.  Must not race with
- * other calls on l. */
+/* Destroys l: lock calls blocked in it return ZKL_ECANCELED first (destroy
+ * waits for them to leave), then whatever it holds is released.  NULL-safe.
+ * No call on l may start once destroy has begun. */
 ZKL_EXTERN void zkl_rwlock_destroy(zkl_rwlock_t *l);
 
 #ifdef __cplusplus

@@ -357,6 +357,54 @@ START_TEST(destroy_while_held_releases) {
 }
 END_TEST
 
+struct blocked {
+  zkl_mutex_t *m;
+  zkl_rwlock_t *l;
+  int rc; /* atomic */
+};
+
+static void *blocked_main(void *arg) {
+  struct blocked *b = arg;
+  int rc = b->m != NULL ? zkl_mutex_lock(b->m) : zkl_rwlock_wrlock(b->l);
+  __atomic_store_n(&b->rc, rc, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* Destroying an object while another thread waits in it: the waiter
+ * returns ZKL_ECANCELED before the memory goes, and its node is deleted
+ * (valgrind/ASan would catch a use after free). */
+START_TEST(destroy_while_a_wait_is_in_flight) {
+  char root[128];
+  it_root(root, sizeof root, "destroy-wait");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zkl_mutex_t *ma = it_mutex(a, root);
+  zkl_rwlock_t *la = NULL;
+  ck_assert_int_eq(zkl_rwlock_create(&la, a, root, NULL), 0);
+  for (int kind = 0; kind < 2; kind++) {
+    /* the holder is of the same recipe as the waiter */
+    ck_assert_int_eq(kind == 0 ? zkl_mutex_lock(ma) : zkl_rwlock_rdlock(la), 0);
+    struct blocked bl = {NULL, NULL, 1};
+    if (kind == 0) bl.m = it_mutex(b, root);
+    else ck_assert_int_eq(zkl_rwlock_create(&bl.l, b, root, NULL), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, blocked_main, &bl);
+    ck_assert(it_wait_children(a, root, 2, 5000));
+    it_sleep_ms(50); /* let it settle into its wait */
+    if (kind == 0) zkl_mutex_destroy(bl.m);
+    else zkl_rwlock_destroy(bl.l);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(bl.rc, ZKL_ECANCELED);
+    ck_assert(it_wait_children(a, root, 1, 5000)); /* the holder only */
+    ck_assert_int_eq(kind == 0 ? zkl_mutex_unlock(ma) : zkl_rwlock_unlock(la),
+                     0);
+  }
+  zkl_mutex_destroy(ma);
+  zkl_rwlock_destroy(la);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
 /* ---- queue order, herd freedom, fencing ---------------------------------------------- */
 
 #define QN 6
@@ -642,6 +690,7 @@ Suite *mutex_suite(void) {
   tcase_add_test(tc, reentrant_per_thread);
   tcase_add_test(tc, other_thread_cannot_unlock_and_waits_locally);
   tcase_add_test(tc, destroy_while_held_releases);
+  tcase_add_test(tc, destroy_while_a_wait_is_in_flight);
   suite_add_tcase(su, tc);
   tc = it_tcase("queue");
   tcase_add_test(tc, fifo_herd_free_and_tokens_increase);
