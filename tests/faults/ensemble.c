@@ -2,7 +2,9 @@
  * ensemble (tests/with-zookeeper with ZKL_TEST_ENSEMBLE=1), with server
  * faults injected through the harness while it runs.
  *
- * Worker processes loop lock -> critical section -> unlock on one mutex.
+ * Worker processes loop lock -> critical section -> unlock on one mutex,
+ * on one read/write lock (a third of them writers), or lead in turn as
+ * election candidates.
  * In the critical section each appends ENTER/EXIT records with its fencing
  * token and a monotonic timestamp to a shared log, and records when it is
  * told SUSPENDED or LOST (state callback, or holding() != 1).  The checker
@@ -29,9 +31,13 @@ enum { R_ENTER = 1, R_EXIT, R_TOLD };
 
 struct rec {
   int type, who;
+  int shared; /* ENTER of a reader: shares with other readers */
   uint64_t token;
   int64_t t;
 };
+
+typedef enum { K_MUTEX, K_RWLOCK, K_ELECTION } recipe_t;
+static const char *recipe_names[] = {"mutex", "rwlock", "election"};
 
 struct shared {
   int n; /* atomic */
@@ -43,10 +49,14 @@ struct shared {
 
 static struct shared *sh;
 
-static void add(int type, int who, uint64_t token) {
+static void add_rec(int type, int who, int shared, uint64_t token) {
   int k = __atomic_fetch_add(&sh->n, 1, __ATOMIC_SEQ_CST);
   if (k < MAXREC)
-    sh->r[k] = (struct rec){type, who, token, it_now_ms()};
+    sh->r[k] = (struct rec){type, who, shared, token, it_now_ms()};
+}
+
+static void add(int type, int who, uint64_t token) {
+  add_rec(type, who, 0, token);
 }
 
 static int me;
@@ -67,39 +77,111 @@ static zkl_session_t *open_session(void) {
   return zkl_session_open(&s, it_hosts(), &o) == 0 ? s : NULL;
 }
 
-static int worker(int who, const char *path, int64_t until) {
+/* One recipe object behind a common face: take, held?, token, release. */
+struct held {
+  recipe_t kind;
+  zkl_mutex_t *m;
+  zkl_rwlock_t *l;
+  zkl_election_t *e;
+};
+
+static int held_make(struct held *h, zkl_session_t *s, const char *path,
+                     int who) {
+  char id[16];
+  snprintf(id, sizeof id, "w%d", who);
+  switch (h->kind) {
+    case K_MUTEX: return zkl_mutex_create(&h->m, s, path, NULL);
+    case K_RWLOCK: return zkl_rwlock_create(&h->l, s, path, NULL);
+    case K_ELECTION:
+      return zkl_election_create(&h->e, s, path, id, strlen(id), NULL);
+  }
+  return ZKL_EINVAL;
+}
+
+static void held_free(struct held *h) {
+  zkl_mutex_destroy(h->m);
+  zkl_rwlock_destroy(h->l);
+  zkl_election_destroy(h->e);
+  h->m = NULL;
+  h->l = NULL;
+  h->e = NULL;
+}
+
+static int held_take(struct held *h, int shared) {
+  switch (h->kind) {
+    case K_MUTEX: return zkl_mutex_timedlock(h->m, 1000);
+    case K_RWLOCK:
+      return shared ? zkl_rwlock_timedrdlock(h->l, 1000)
+                    : zkl_rwlock_timedwrlock(h->l, 1000);
+    case K_ELECTION: {
+      int rc = zkl_election_start(h->e);
+      if (rc != 0 && rc != ZKL_EBUSY) return rc;
+      rc = zkl_election_await(h->e, 1000);
+      if (rc == ZKL_ETIMEDOUT) zkl_election_resign(h->e);
+      return rc;
+    }
+  }
+  return ZKL_EINVAL;
+}
+
+static int held_ok(struct held *h) {
+  switch (h->kind) {
+    case K_MUTEX: return zkl_mutex_holding(h->m) == 1;
+    case K_RWLOCK: return zkl_rwlock_holding(h->l) > 0;
+    case K_ELECTION: return zkl_election_is_leader(h->e) == 1;
+  }
+  return 0;
+}
+
+static uint64_t held_token(struct held *h) {
+  uint64_t t = 0;
+  if (h->kind == K_MUTEX) zkl_mutex_token(h->m, &t);
+  else if (h->kind == K_RWLOCK) zkl_rwlock_token(h->l, &t);
+  else zkl_election_token(h->e, &t);
+  return t;
+}
+
+static void held_release(struct held *h) {
+  if (h->kind == K_MUTEX) zkl_mutex_unlock(h->m);
+  else if (h->kind == K_RWLOCK) zkl_rwlock_unlock(h->l);
+  else {
+    zkl_election_resign(h->e);
+    while (zkl_election_is_leader(h->e) == 1) usleep(1000);
+  }
+}
+
+static int worker(recipe_t kind, int who, const char *path, int64_t until) {
   me = who;
   zkl_session_t *s = open_session();
-  zkl_mutex_t *m = NULL;
-  if (s == NULL || zkl_mutex_create(&m, s, path, NULL) != 0) return 2;
+  struct held h = {kind, NULL, NULL, NULL};
+  if (s == NULL || held_make(&h, s, path, who) != 0) return 2;
+  unsigned seed = (unsigned)who * 7919u + 3;
   while (it_now_ms() < until) {
-    int rc = zkl_mutex_timedlock(m, 1000);
+    int shared = kind == K_RWLOCK && rand_r(&seed) % 3 != 0;
+    int rc = held_take(&h, shared);
     if (rc == ZKL_ELOST) { /* a new session, as an application would */
-      zkl_mutex_destroy(m);
+      held_free(&h);
       zkl_session_close(s);
-      if ((s = open_session()) == NULL ||
-          zkl_mutex_create(&m, s, path, NULL) != 0)
+      if ((s = open_session()) == NULL || held_make(&h, s, path, who) != 0)
         return 3;
       continue;
     }
     if (rc != 0) continue;
-    uint64_t token = 0;
-    zkl_mutex_token(m, &token);
-    add(R_ENTER, who, token);
-    __atomic_store_n(&sh->holder, who, __ATOMIC_SEQ_CST);
+    add_rec(R_ENTER, who, shared, held_token(&h));
+    if (!shared) __atomic_store_n(&sh->holder, who, __ATOMIC_SEQ_CST);
     for (int i = 0; i < 10; i++) { /* the work, acting only while holding */
-      if (zkl_mutex_holding(m) != 1) {
+      if (!held_ok(&h)) {
         add(R_TOLD, who, 0);
         break;
       }
       usleep(2000);
     }
-    __atomic_store_n(&sh->holder, -1, __ATOMIC_SEQ_CST);
+    if (!shared) __atomic_store_n(&sh->holder, -1, __ATOMIC_SEQ_CST);
     add(R_EXIT, who, 0);
-    zkl_mutex_unlock(m);
+    held_release(&h);
     sh->ops[who]++;
   }
-  zkl_mutex_destroy(m);
+  held_free(&h);
   zkl_session_close(s);
   return 0;
 }
@@ -184,7 +266,8 @@ static int64_t inject(fault_t f) {
 }
 
 START_TEST(checker_under_fault) {
-  fault_t f = (fault_t)_i;
+  fault_t f = (fault_t)(_i % 4);
+  recipe_t kind = (recipe_t)(_i / 4);
   char path[128];
   it_root(path, sizeof path, "ensemble");
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
@@ -192,11 +275,11 @@ START_TEST(checker_under_fault) {
   ck_assert(sh != MAP_FAILED);
   memset(sh, 0, sizeof *sh);
   sh->holder = -1;
-  int64_t start = it_now_ms(), until = start + 12000;
+  int64_t start = it_now_ms(), until = start + 10000;
   for (int i = 0; i < WORKERS; i++) { /* fork before any session */
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
-    if (pid == 0) _exit(worker(i, path, until));
+    if (pid == 0) _exit(worker(kind, i, path, until));
     sh->pids[i] = pid;
   }
   it_sleep_ms(2500);
@@ -214,7 +297,8 @@ START_TEST(checker_under_fault) {
   qsort(sh->r, (size_t)n, sizeof sh->r[0], cmp_t);
   int violations = 0, entries = 0;
   int64_t open_at[WORKERS], told_at[WORKERS];
-  uint64_t last_token = 0;
+  int open_shared[WORKERS];
+  uint64_t max_token = 0, writer_token = 0;
   int64_t next_after_fault = -1;
   for (int i = 0; i < WORKERS; i++) open_at[i] = told_at[i] = -1;
   for (int k = 0; k < n; k++) {
@@ -225,14 +309,19 @@ START_TEST(checker_under_fault) {
       open_at[r->who] = told_at[r->who] = -1;
     } else {
       entries++;
-      for (int o = 0; o < WORKERS; o++) /* anyone still inside? */
+      for (int o = 0; o < WORKERS; o++) /* anyone inside it may not share? */
         if (o != r->who && open_at[o] >= 0 &&
+            !(r->shared && open_shared[o]) &&
             (told_at[o] < 0 || told_at[o] > r->t) &&
             !(f == F_KILL_HOLDER && kill(sh->pids[o], 0) != 0))
           violations++;
-      if (r->token <= last_token) violations++;
-      last_token = r->token;
+      /* tokens: an exclusive hold comes after everything before it; a
+       * shared one after the last exclusive one */
+      if (r->token <= (r->shared ? writer_token : max_token)) violations++;
+      if (!r->shared) writer_token = r->token;
+      if (r->token > max_token) max_token = r->token;
       open_at[r->who] = r->t;
+      open_shared[r->who] = r->shared;
       told_at[r->who] = -1;
       if (r->t > fault_at && next_after_fault < 0) next_after_fault = r->t;
     }
@@ -244,16 +333,15 @@ START_TEST(checker_under_fault) {
     orphans = it_children(s, path, NULL);
     if (orphans != 0) it_sleep_ms(100);
   }
-  zkl_mutex_t *m = it_mutex(s, path);
-  int again = zkl_mutex_timedlock(m, 10000);
-  if (again == 0) zkl_mutex_unlock(m);
-  zkl_mutex_destroy(m);
+  struct held h = {kind, NULL, NULL, NULL};
+  ck_assert_int_eq(held_make(&h, s, path, 99), 0);
+  int again = held_take(&h, 0);
+  if (again == 0) held_release(&h);
+  held_free(&h);
   zkl_session_close(s);
 
-  int ops = 0;
-  for (int i = 0; i < WORKERS; i++) ops += sh->ops[i];
-  printf("| %-24s | %5d | %4d | %10d | %7d | %6" PRId64 " ms |\n",
-         fault_names[f], ops, entries, violations, orphans,
+  printf("| %-8s | %-24s | %5d | %10d | %7d | %6" PRId64 " ms |\n",
+         recipe_names[kind], fault_names[f], entries, violations, orphans,
          next_after_fault < 0 ? -1 : next_after_fault - fault_at);
   fflush(stdout);
   ck_assert_int_eq(violations, 0);
@@ -275,14 +363,14 @@ int main(void) {
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
   printf("3-node ensemble at %s; %d workers, session timeout %d ms\n\n",
          getenv("ZKL_TEST_HOSTS"), WORKERS, SESSION_MS);
-  printf("| %-24s | %5s | %4s | %10s | %7s | %9s |\n", "fault", "ops",
+  printf("| %-8s | %-24s | %5s | %10s | %7s | %9s |\n", "recipe", "fault",
          "holds", "violations", "orphans", "next hold");
-  printf("|--------------------------|-------|------|------------|---------|-----------|\n");
+  printf("|----------|--------------------------|-------|------------|---------|-----------|\n");
   fflush(stdout);
   Suite *su = suite_create("ensemble-faults");
   TCase *tc = tcase_create("checker");
   tcase_set_timeout(tc, 90);
-  tcase_add_loop_test(tc, checker_under_fault, 0, 4);
+  tcase_add_loop_test(tc, checker_under_fault, 0, 12); /* 3 recipes x 4 */
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_set_fork_status(sr, CK_FORK); /* each scenario in its own process */
