@@ -43,6 +43,10 @@ int it_proxy_cuts(it_proxy_t *x);
 void it_proxy_stop(it_proxy_t *x);
 Suite *proxy_suite(void);
 
+/* Adds an ephemeral non-contender child to root, so that the server does
+ * not reap the (container) root while the test still reads its data. */
+void it_keep_root(zkl_session_t *s, const char *root);
+
 /* A mutex object on path, asserting success. */
 zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path);
 /* Waits until path has exactly `want` children; 1 if it did in time. */

@@ -109,6 +109,7 @@ START_TEST(release_mark_written_and_forgery_ignored) {
   ck_assert_int_eq(zkl_mutex_create(&mc, sc, root, NULL), 0);
 
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  it_keep_root(sa, root); /* so the server does not reap it before we look */
   uint64_t token;
   zkl_mutex_token(ma, &token);
   ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
@@ -127,9 +128,9 @@ START_TEST(release_mark_written_and_forgery_ignored) {
   struct contender c = {mc, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
   pthread_t tb, tc;
   pthread_create(&tb, NULL, contender_main, &b);
-  ck_assert(it_wait_children(sa, root, 2, 5000));
+  ck_assert(it_wait_children(sa, root, 3, 5000)); /* keeper, a, b */
   pthread_create(&tc, NULL, contender_main, &c);
-  ck_assert(it_wait_children(sa, root, 3, 5000));
+  ck_assert(it_wait_children(sa, root, 4, 5000)); /* and c */
   const char *forged = "zkl-released:mutex:9000000000000000000";
   ck_assert_int_eq(zoo_set(zh, root, forged, (int)strlen(forged), -1), ZOK);
   /* b gives up: c wakes, still blocked by a, and reads the forged mark */

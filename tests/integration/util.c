@@ -67,6 +67,14 @@ zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path) {
   return m;
 }
 
+void it_keep_root(zkl_session_t *s, const char *root) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/keeper", root);
+  int rc = zoo_create(zkl_session_zhandle(s), path, NULL, -1,
+                      &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  ck_assert_msg(rc == ZOK, "create %s: %s", path, zerror(rc));
+}
+
 struct children_arg {
   zkl_session_t *s;
   const char *path;
