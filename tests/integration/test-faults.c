@@ -337,7 +337,8 @@ START_TEST(lost_declared_by_the_client_on_time) {
   ck_assert_msg(it_wait_until(session_lost, s, timeout + 3000),
                 "not LOST %d ms after the server went silent", timeout + 3000);
   int64_t took = it_now_ms() - t0;
-  ck_assert_int_le(took, timeout + 500); /* last heard + timeout, at most */
+  /* last heard + timeout at most (plus scheduling slack on slow runs) */
+  ck_assert_int_le(took, timeout + 1500);
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
   harness("resume");
   ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
