@@ -223,9 +223,9 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
                           const unsigned *cancel) {
   for (;;) {
     int rc = await_connected(c, deadline, cancel);
-    if (rc == ZKL_ELOST) return rc; /* gone with the session */
-    if (rc != 0) {
-      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+    if (rc != 0) { /* a lost session zkl only declared may still live */
+      if (rc != ZKL_ELOST || !zkl__session_gone(c->s))
+        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
       return rc;
     }
     int frc;
@@ -786,9 +786,16 @@ int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen) {
 
 int zkl__contend_release_nowait(zkl__contender_t *c) {
   if (c->node == NULL) return ZKL_ELOST;
-  if (zkl__contend_hold_health(c) == ZKL_ELOST) {
+  int h = zkl__contend_hold_health(c);
+  if (h == ZKL_ELOST) {
     forget_node(c);
     return ZKL_ELOST;
+  }
+  if (h != 0) { /* no request into a dead connection: the janitor's job */
+    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+    free(c->node);
+    c->node = NULL;
+    return ZKL_ESUSPENDED;
   }
   return delete_node(c, c->drv->exclusive, ZKL__TRY);
 }

@@ -62,20 +62,22 @@ static int held_by_me(const zkl_mutex_t *m) {
   return zkl__owner_mine(&m->own) && m->count > 0;
 }
 
-static int acquire_in(zkl_mutex_t *m, int64_t deadline);
+static int acquire_in(zkl_mutex_t *m, int64_t deadline,
+                      unsigned cancel_seen);
 
 static int acquire(zkl_mutex_t *m, int64_t deadline) {
   zkl__clear_error();
   if (m == NULL) return zkl__fail(ZKL_EINVAL, "mutex is NULL");
-  int rc = zkl__owner_enter(&m->own);
+  unsigned cancel_seen;
+  int rc = zkl__owner_enter(&m->own, &cancel_seen);
   if (rc != 0) return rc;
-  rc = acquire_in(m, deadline);
+  rc = acquire_in(m, deadline, cancel_seen);
   zkl__owner_leave(&m->own);
   return rc;
 }
 
-static int acquire_in(zkl_mutex_t *m, int64_t deadline) {
-  unsigned cancel_seen = atomic_load(&m->own.cancel_gen);
+static int acquire_in(zkl_mutex_t *m, int64_t deadline,
+                      unsigned cancel_seen) {
   pthread_mutex_lock(&m->own.mu);
   if (held_by_me(m)) {
     int rc = zkl__contend_hold_health(&m->c);
@@ -91,6 +93,10 @@ static int acquire_in(zkl_mutex_t *m, int64_t deadline) {
   if (rc != 0) return rc;
 
   rc = zkl__contend_acquire(&m->c, deadline, cancel_seen);
+  if (rc == 0 && zkl__owner_dying(&m->own)) { /* granted as destroy began */
+    zkl__contend_release(&m->c);
+    rc = ZKL_ECANCELED;
+  }
 
   pthread_mutex_lock(&m->own.mu);
   if (rc == 0) m->count = 1;

@@ -56,12 +56,22 @@ void zkl__owner_cancel(zkl__owner_t *o) {
   pthread_mutex_unlock(&o->mu);
 }
 
-int zkl__owner_enter(zkl__owner_t *o) {
+int zkl__owner_enter(zkl__owner_t *o, unsigned *cancel_seen) {
   pthread_mutex_lock(&o->mu);
   int rc = o->dying ? ZKL_ECANCELED : 0;
   if (rc == 0) o->active++;
+  /* read under mu: drain sets dying before it bumps the generation, so a
+   * call that got in sees the bump as a cancel */
+  *cancel_seen = atomic_load(&o->cancel_gen);
   pthread_mutex_unlock(&o->mu);
   return rc;
+}
+
+int zkl__owner_dying(zkl__owner_t *o) {
+  pthread_mutex_lock(&o->mu);
+  int d = o->dying;
+  pthread_mutex_unlock(&o->mu);
+  return d;
 }
 
 void zkl__owner_leave(zkl__owner_t *o) {

@@ -78,20 +78,22 @@ static int hold_again(zkl_rwlock_t *l, int write) {
   return 0;
 }
 
-static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline);
+static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline,
+                      unsigned cancel_seen);
 
 static int acquire(zkl_rwlock_t *l, int write, int64_t deadline) {
   zkl__clear_error();
   if (l == NULL) return zkl__fail(ZKL_EINVAL, "rwlock is NULL");
-  int rc = zkl__owner_enter(&l->own);
+  unsigned cancel_seen;
+  int rc = zkl__owner_enter(&l->own, &cancel_seen);
   if (rc != 0) return rc;
-  rc = acquire_in(l, write, deadline);
+  rc = acquire_in(l, write, deadline, cancel_seen);
   zkl__owner_leave(&l->own);
   return rc;
 }
 
-static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline) {
-  unsigned cancel_seen = atomic_load(&l->own.cancel_gen);
+static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline,
+                      unsigned cancel_seen) {
   pthread_mutex_lock(&l->own.mu);
   if (holds_any(l)) {
     int rc = hold_again(l, write);
@@ -103,7 +105,12 @@ static int acquire_in(zkl_rwlock_t *l, int write, int64_t deadline) {
   pthread_mutex_unlock(&l->own.mu);
   if (rc != 0) return rc;
 
-  rc = zkl__contend_acquire(write ? &l->wr : &l->rd, deadline, cancel_seen);
+  zkl__contender_t *c = write ? &l->wr : &l->rd;
+  rc = zkl__contend_acquire(c, deadline, cancel_seen);
+  if (rc == 0 && zkl__owner_dying(&l->own)) { /* granted as destroy began */
+    zkl__contend_release(c);
+    rc = ZKL_ECANCELED;
+  }
 
   pthread_mutex_lock(&l->own.mu);
   if (rc != 0) zkl__owner_free(&l->own);

@@ -41,8 +41,12 @@ struct zkl_session {
   pthread_t janitor;
   int janitor_running;
   int janitor_stop;
-  unsigned chores_blocked;  /* epoch at which a chore met a dead
+  unsigned chores_blocked;  /* conn_gen + 1 at which a chore met a dead
                                connection: retry after the next change  */
+  unsigned conn_gen;        /* bumped on every connect and disconnect   */
+  pthread_t beater;         /* heartbeats and the LOST deadline: never
+                               blocked by callbacks or chores           */
+  int beater_running;
 };
 
 /* A node to delete, or with node == NULL, every child of root whose name
@@ -142,9 +146,13 @@ static void set_state_locked(zkl_session_t *s, int state, int event) {
 
 static void note_session_event(zkl_session_t *s, int state) {
   if (state == ZOO_CONNECTED_STATE) {
+    /* Not "heard" yet: the event may be processed long after the server
+     * answered (a paused process).  Only an answered heartbeat moves
+     * last_heard; send one at once. */
+    if (!s->zk_connected) s->conn_gen++;
     s->zk_connected = 1;
-    s->last_heard_ns = zkl__now_ns();
-    s->beat_at_ns = 0; /* a heartbeat now */
+    s->beat_at_ns = 0;
+    pthread_cond_broadcast(&s->cv); /* the threads: chores, heartbeat */
     if (s->state == ZKL_SESSION_LOST) return; /* declared lost: final */
     s->timeout_ms = zoo_recv_timeout(s->zh);
     const clientid_t *cid = zoo_client_id(s->zh);
@@ -156,13 +164,16 @@ static void note_session_event(zkl_session_t *s, int state) {
                            : ZKL_SESSION_CONNECTED);
   } else if (state == ZOO_EXPIRED_SESSION_STATE ||
              state == ZOO_AUTH_FAILED_STATE) {
+    if (s->zk_connected) s->conn_gen++;
     s->zk_connected = 0;
     s->gone = 1;
+    pthread_cond_broadcast(&s->cv);
     if (state == ZOO_AUTH_FAILED_STATE) s->auth_failed = 1;
     if (s->state != ZKL_SESSION_LOST)
       set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
   } else {
     /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive */
+    if (s->zk_connected) s->conn_gen++;
     s->zk_connected = 0;
     if (s->state == ZKL_SESSION_CONNECTED)
       set_state_locked(s, ZKL_SESSION_SUSPENDED, ZKL_SESSION_SUSPENDED);
@@ -248,37 +259,33 @@ static int chore_do(zhandle_t *zh, const struct chore *c) {
 static void beat_done(int rc, const struct Stat *st, const void *data) {
   (void)st;
   zkl_session_t *s = (zkl_session_t *)data;
+  /* any answer of the server counts (ZNONODE if a chroot is missing), not
+   * the client's own failures */
+  int answered = rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT &&
+                 rc != ZSESSIONEXPIRED && rc != ZCLOSING &&
+                 rc != ZINVALIDSTATE;
   pthread_mutex_lock(&s->mu);
   s->beat_inflight = 0;
-  if (rc == ZOK && s->beat_sent_ns > s->last_heard_ns)
+  if (answered && s->beat_sent_ns > s->last_heard_ns)
     s->last_heard_ns = s->beat_sent_ns;
+  pthread_cond_broadcast(&s->cv); /* the beater: next one on time */
   pthread_mutex_unlock(&s->mu);
 }
 
-/* The session's thread: state callbacks, heartbeats, the LOST deadline,
- * and the janitor's chores.  Never holds s->mu across a callback or a
- * ZooKeeper call. */
-static void *janitor_main(void *arg) {
+/* The heartbeat thread: a tiny request every fifth of the session timeout
+ * while connected, and the LOST deadline.  Nothing else runs on it, so no
+ * callback or chore can delay it. */
+static void *beat_main(void *arg) {
   zkl_session_t *s = arg;
   pthread_mutex_lock(&s->mu);
-  for (;;) {
-    if (s->janitor_stop) break;
+  while (!s->janitor_stop) {
     int64_t now = zkl__now_ns();
-    if (s->ev_count > 0) { /* report a state change */
-      int st = s->events[s->ev_head];
-      s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
-      s->ev_count--;
-      pthread_mutex_unlock(&s->mu);
-      s->on_state(s, (zkl_session_state_t)st, s->state_arg);
-      pthread_mutex_lock(&s->mu);
-      continue;
-    }
     if (silent_too_long(s, now)) continue;
-    int64_t beat_every = (int64_t)(s->timeout_ms > 0 ? s->timeout_ms : 10000) *
-                         200000; /* a fifth of the timeout, in ns */
+    int64_t every = (int64_t)(s->timeout_ms > 0 ? s->timeout_ms : 10000) *
+                    200000; /* a fifth of the timeout, in ns */
     if (s->zk_connected && s->state == ZKL_SESSION_CONNECTED &&
         !s->beat_inflight && now >= s->beat_at_ns) {
-      s->beat_at_ns = now + beat_every;
+      s->beat_at_ns = now + every;
       s->beat_inflight = 1;
       s->beat_sent_ns = now;
       zhandle_t *zh = s->zh;
@@ -286,6 +293,37 @@ static void *janitor_main(void *arg) {
       int zrc = zoo_aexists(zh, "/", 0, beat_done, s);
       pthread_mutex_lock(&s->mu);
       if (zrc != ZOK) s->beat_inflight = 0;
+      continue;
+    }
+    int64_t wake = ZKL__FOREVER;
+    if (s->zk_connected && s->state == ZKL_SESSION_CONNECTED)
+      wake = s->beat_inflight ? now + every : s->beat_at_ns;
+    if ((s->state == ZKL_SESSION_CONNECTED ||
+         s->state == ZKL_SESSION_SUSPENDED) && s->timeout_ms > 0) {
+      int64_t lost_at = s->last_heard_ns + (int64_t)s->timeout_ms * 1000000;
+      if (lost_at < wake) wake = lost_at;
+    }
+    zkl__cond_wait_until(&s->cv, &s->mu, wake);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* The session's thread: state callbacks (which may call into zkl) and the
+ * janitor's chores.  Never holds s->mu across a callback or a ZooKeeper
+ * call. */
+static void *janitor_main(void *arg) {
+  zkl_session_t *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (s->janitor_stop) break;
+    if (s->ev_count > 0) { /* report a state change */
+      int st = s->events[s->ev_head];
+      s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
+      s->ev_count--;
+      pthread_mutex_unlock(&s->mu);
+      s->on_state(s, (zkl_session_state_t)st, s->state_arg);
+      pthread_mutex_lock(&s->mu);
       continue;
     }
     if (s->gone) { /* the nodes went with the session */
@@ -296,34 +334,25 @@ static void *janitor_main(void *arg) {
       }
     }
     if (s->chores != NULL && s->zk_connected &&
-        s->chores_blocked != s->epoch + 1) {
+        s->chores_blocked != s->conn_gen + 1) {
       struct chore *c = s->chores;
       s->chores = c->next;
       zhandle_t *zh = s->zh;
-      unsigned epoch = s->epoch;
+      unsigned gen = s->conn_gen;
       pthread_mutex_unlock(&s->mu);
       int zrc = chore_do(zh, c);
       pthread_mutex_lock(&s->mu);
       if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) {
-        c->next = s->chores; /* again after the next change of state */
+        c->next = s->chores; /* again after the next (re)connection */
         s->chores = c;
-        s->chores_blocked = epoch + 1;
+        s->chores_blocked = gen + 1;
       } else {
         chore_free(c); /* done, or refused for good (the session's end
                           removes the node) */
       }
       continue;
     }
-    /* sleep until the next heartbeat or the LOST deadline */
-    int64_t wake = ZKL__FOREVER;
-    if (s->zk_connected && s->state == ZKL_SESSION_CONNECTED)
-      wake = s->beat_inflight ? now + beat_every : s->beat_at_ns;
-    if ((s->state == ZKL_SESSION_CONNECTED ||
-         s->state == ZKL_SESSION_SUSPENDED) && s->timeout_ms > 0) {
-      int64_t lost_at = s->last_heard_ns + (int64_t)s->timeout_ms * 1000000;
-      if (lost_at < wake) wake = lost_at;
-    }
-    zkl__cond_wait_until(&s->cv, &s->mu, wake);
+    pthread_cond_wait(&s->cv, &s->mu);
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -363,12 +392,14 @@ int zkl__janitor_pending(zkl_session_t *s) {
 
 static void janitor_stop(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
-  int running = s->janitor_running;
+  int running = s->janitor_running, beating = s->beater_running;
   s->janitor_stop = 1;
   s->janitor_running = 0;
+  s->beater_running = 0;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   if (running) pthread_join(s->janitor, NULL);
+  if (beating) pthread_join(s->beater, NULL);
   /* What is left goes with the session (at once if it is connected, else
    * when it expires).  Detached under the lock: a completion may still be
    * adding until zookeeper_close has joined ZooKeeper's threads. */
@@ -541,6 +572,9 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
   /* Hold the lock across init so the watcher cannot run before s->zh is
    * set (it reads zoo_recv_timeout(s->zh) on connect). */
   pthread_mutex_lock(&s->mu);
+  /* the session cannot have been touched before this: a safe start for
+   * "last heard" until the first heartbeat is answered */
+  s->last_heard_ns = zkl__now_ns();
   s->zh = zookeeper_init2(hosts, zkl__watcher, o->session_timeout_ms, NULL, s,
                           0, o->log_stream != NULL ? NULL : log_discard);
   int err = errno;
@@ -556,6 +590,11 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
     return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
   }
   s->janitor_running = 1;
+  if (zkl__thread_start(&s->beater, beat_main, s) != 0) {
+    session_free(s);
+    return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
+  }
+  s->beater_running = 1;
   rc = wait_connected(s, deadline);
   if (rc == ZKL_ECONNECT)
     zkl__fail(rc, "cannot connect to ZooKeeper at %s within %d ms", hosts,
@@ -611,6 +650,7 @@ void zkl__session_unref(zkl_session_t *s) {
 int zkl_session_state(zkl_session_t *s) {
   if (s == NULL) return ZKL_EINVAL;
   pthread_mutex_lock(&s->mu);
+  silent_too_long(s, zkl__now_ns());
   int st = s->state;
   pthread_mutex_unlock(&s->mu);
   return st;

@@ -117,9 +117,10 @@ int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen);
 void zkl__owner_free(zkl__owner_t *o);               /* with mu held */
 /* Bumps the cancel generation and wakes local waiters (takes mu). */
 void zkl__owner_cancel(zkl__owner_t *o);
-/* A call enters/leaves the object (takes mu).  enter: 0, or ZKL_ECANCELED
- * once destroy has begun. */
-int zkl__owner_enter(zkl__owner_t *o);
+/* A call enters/leaves the object (takes mu).  enter: 0 and the cancel
+ * generation the call must watch, or ZKL_ECANCELED once destroy began. */
+int zkl__owner_enter(zkl__owner_t *o, unsigned *cancel_seen);
+int zkl__owner_dying(zkl__owner_t *o);
 void zkl__owner_leave(zkl__owner_t *o);
 /* Destroy's first step: refuses new calls, then waits until the calls in
  * flight have returned (the caller cancels them first, and again here). */

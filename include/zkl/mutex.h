@@ -142,8 +142,10 @@ ZKL_EXTERN int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len);
 /* Destroys m: lock calls blocked in it on other threads return
  * ZKL_ECANCELED first (destroy waits for them to leave), then the lock is
  * released if held (whatever the recursion count) and memory is freed.
- * NULL-safe.  No call on m may START once destroy has begun, and a thread
- * holding the lock must not touch m afterwards. */
+ * NULL-safe.  Only lock calls waiting in other threads may overlap destroy
+ * (they return ZKL_ECANCELED); every other call on m must have returned
+ * before destroy begins, none may start after, and a thread holding the
+ * lock must not touch m afterwards. */
 ZKL_EXTERN void zkl_mutex_destroy(zkl_mutex_t *m);
 
 #ifdef __cplusplus

@@ -105,7 +105,8 @@ ZKL_EXTERN int zkl_rwlock_holding(zkl_rwlock_t *l);
 
 /* Destroys l: lock calls blocked in it return ZKL_ECANCELED first (destroy
  * waits for them to leave), then whatever it holds is released.  NULL-safe.
- * No call on l may start once destroy has begun. */
+ * Only lock calls waiting in other threads may overlap destroy; every other
+ * call on l must have returned before, and none may start after. */
 ZKL_EXTERN void zkl_rwlock_destroy(zkl_rwlock_t *l);
 
 #ifdef __cplusplus

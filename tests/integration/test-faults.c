@@ -378,6 +378,8 @@ START_TEST(paused_holder_learns_lost_before_acting) {
       _exit(2);
     __atomic_store_n(&sh->ready, 1, __ATOMIC_SEQ_CST);
     for (;;) { /* the critical section: act only while holding */
+      int64_t now = it_now_ms(); /* before asking: a pause after the
+                                    answer is the fencing window */
       int h = zkl_mutex_holding(cm);
       if (h != 1) {
         __atomic_store_n(&sh->first_after, h, __ATOMIC_SEQ_CST);
@@ -385,7 +387,7 @@ START_TEST(paused_holder_learns_lost_before_acting) {
         zkl_session_close(cs);
         _exit(0);
       }
-      __atomic_store_n(&sh->last_ok, it_now_ms(), __ATOMIC_SEQ_CST);
+      __atomic_store_n(&sh->last_ok, now, __ATOMIC_SEQ_CST);
       it_sleep_ms(5);
     }
   }

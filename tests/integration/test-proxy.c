@@ -3,6 +3,7 @@
  * partition (same session comes back, still holder) and a long one (LOST,
  * the next waiter takes over). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,23 @@ END_TEST
 /* A partition longer than the session timeout: the holder is told LOST on
  * time (before the server lets the next waiter in), the waiter takes over,
  * and nothing of the old holder is left once the partition heals. */
+struct taker {
+  zkl_mutex_t *m;
+  int rc, unlock_rc;
+  int64_t at;
+  int release; /* atomic: the main thread says when to unlock */
+};
+
+static void *take_main(void *arg) {
+  struct taker *t = arg;
+  t->rc = zkl_mutex_timedlock(t->m, 20000);
+  __atomic_store_n(&t->at, it_now_ms(), __ATOMIC_SEQ_CST); /* publishes rc */
+  if (t->rc != 0) return NULL;
+  while (!__atomic_load_n(&t->release, __ATOMIC_SEQ_CST)) it_sleep_ms(5);
+  t->unlock_rc = zkl_mutex_unlock(t->m);
+  return NULL;
+}
+
 START_TEST(long_partition_hands_over) {
   if (!single_server()) return;
   char root[128];
@@ -132,16 +150,26 @@ START_TEST(long_partition_hands_over) {
   zkl_session_t *s = via(x, 3000), *d = it_session();
   zkl_mutex_t *m = it_mutex(s, root), *dm = it_mutex(d, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  struct taker t = {dm, -1, -1, 0, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, take_main, &t); /* queued behind the holder */
+  ck_assert(it_wait_children(d, root, 2, 5000));
   it_proxy_blackhole(x, 1);
   ck_assert_msg(it_wait_until(lost, s, 6000), "holder not told LOST");
   int64_t lost_at = it_now_ms();
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
-  ck_assert_int_eq(zkl_mutex_timedlock(dm, 15000), 0);
-  ck_assert_int_ge(it_now_ms(), lost_at); /* told before the takeover */
+  while (__atomic_load_n(&t.at, __ATOMIC_SEQ_CST) == 0) /* got it, or not */
+    it_sleep_ms(5);
+  ck_assert_int_eq(t.rc, 0);
+  /* told LOST no later than the other one got the lock (5 ms polling) */
+  ck_assert_msg(t.at + 5 >= lost_at, "taken over %" PRId64 " ms before LOST",
+                lost_at - t.at);
   it_proxy_blackhole(x, 0);
   ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
   ck_assert_int_eq(it_children(d, root, NULL), 1); /* the new holder only */
-  ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
+  __atomic_store_n(&t.release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(t.unlock_rc, 0);
   ck_assert(it_wait_children(d, root, 0, 5000));
   zkl_mutex_destroy(m);
   zkl_mutex_destroy(dm);
