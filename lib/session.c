@@ -125,13 +125,17 @@ static int opts_check(const zkl_session_opts_t *o) {
 /* ---- the watcher -------------------------------------------------------- */
 
 /* Queues a state change for the on_state callback (with s->mu held; runs
- * on ZooKeeper's completion thread: no allocation, no I/O).  A full ring
- * overwrites its newest entry: the latest state is always reported. */
+ * on ZooKeeper's completion thread: no allocation, no I/O).  When the
+ * ring is full the two oldest entries are dropped: the sequence reported
+ * stays a real one, missing only the oldest changes. */
 static void push_event(zkl_session_t *s, int state) {
+  const unsigned cap = sizeof s->events / sizeof s->events[0];
   if (s->on_state == NULL) return;
-  if (s->ev_count == sizeof s->events / sizeof s->events[0]) s->ev_count--;
-  s->events[(s->ev_head + s->ev_count++) % (sizeof s->events /
-                                            sizeof s->events[0])] = state;
+  if (s->ev_count == cap) {
+    s->ev_head = (s->ev_head + 2) % cap;
+    s->ev_count -= 2;
+  }
+  s->events[(s->ev_head + s->ev_count++) % cap] = state;
 }
 
 static void set_state_locked(zkl_session_t *s, int state, int event) {
@@ -171,6 +175,8 @@ static void note_session_event(zkl_session_t *s, int state) {
     if (state == ZOO_AUTH_FAILED_STATE) s->auth_failed = 1;
     if (s->state != ZKL_SESSION_LOST)
       set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
+    else
+      pthread_cond_broadcast(&s->cv); /* the janitor drops its chores */
   } else {
     /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive */
     if (s->zk_connected) s->conn_gen++;
@@ -612,6 +618,11 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
 
 void zkl_session_close(zkl_session_t *s) {
   if (s == NULL) return;
+  if (s->janitor_running && pthread_equal(pthread_self(), s->janitor)) {
+    /* from an on_state callback: it would join itself */
+    zkl__fail(ZKL_EDEADLK, "zkl_session_close() from an on_state callback");
+    return;
+  }
   janitor_stop(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;

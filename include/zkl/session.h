@@ -60,7 +60,9 @@ typedef enum zkl_session_state {
 
 /* Called on the session's own thread for every change of state, in
  * order: CONNECTED (first), SUSPENDED, RECONNECTED, LOST.  May call any
- * zkl function except zkl_session_close() on this session. */
+ * zkl function except zkl_session_close() on this session (ignored from
+ * there: it would wait for its own thread).  Should return promptly: the
+ * session's janitor work waits for it (heartbeats do not). */
 typedef void (*zkl_session_state_fn)(zkl_session_t *s,
                                      zkl_session_state_t state, void *arg);
 
