@@ -27,6 +27,10 @@ zkl_session_t *it_session(void);
 zkl_session_t *it_session_timeout(int session_timeout_ms);
 /* Children of path (0 if it does not exist); names copied if v != NULL. */
 int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
+/* Runs a harness verb (kill, restart, pause, resume) on server 1 of the
+ * standalone server the wrapper started; fails the test if it fails. */
+void it_harness(const char *verb);
+
 /* A session to the given hosts (e.g. through the proxy). */
 zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms);
 

@@ -411,14 +411,6 @@ START_TEST(processes_never_lead_together) {
 }
 END_TEST
 
-/* Runs a harness command on the server the wrapper started. */
-static void harness(const char *verb) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
-           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ZKDIR"));
-  ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
-}
-
 /* A leader whose connection drops is told SUSPENDED at once and stops
  * leading; the same session back with its node still there leads again
  * (same token); a lost session ends it for good. */
@@ -436,7 +428,7 @@ START_TEST(leader_suspended_restored_then_lost) {
   ck_assert_int_eq(zkl_election_start(e), 0);
   ck_assert_int_eq(zkl_election_await(e, 5000), 0);
 
-  harness("pause");
+  it_harness("pause");
   struct log_arg la = {&log, 2};
   ck_assert_msg(it_wait_until(log_has, &la, 8000), "no revocation");
   ck_assert_int_eq(log.what[1], 'R');
@@ -444,7 +436,7 @@ START_TEST(leader_suspended_restored_then_lost) {
   ck_assert_int_eq(zkl_election_is_leader(e), ZKL_ESUSPENDED);
   uint64_t token;
   ck_assert_int_eq(zkl_election_token(e, &token), ZKL_ESUSPENDED);
-  harness("resume");
+  it_harness("resume");
   la.want = 3;
   ck_assert_msg(it_wait_until(log_has, &la, 8000), "leadership not back");
   ck_assert_int_eq(log.what[2], 'E');

@@ -155,14 +155,6 @@ START_TEST(release_mark_written_and_forgery_ignored) {
 }
 END_TEST
 
-/* Runs a harness command on the server the wrapper started. */
-static void harness(const char *verb) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
-           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ZKDIR"));
-  ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
-}
-
 struct watched_arg {
   const char *root;
 };
@@ -211,7 +203,7 @@ START_TEST(timeout_while_disconnected_leaves_no_node) {
   struct watched_arg wa = {root};
   ck_assert(it_wait_until(some_child_watched, &wa, 2000));
 
-  harness("pause"); /* no answers from now on */
+  it_harness("pause"); /* no answers from now on */
   ck_assert_msg(it_wait_until(session_suspended, sa, 8000),
                 "client did not notice the dead connection");
   ck_assert_int_eq(zkl_mutex_holding(ma), ZKL_ESUSPENDED);
@@ -220,7 +212,7 @@ START_TEST(timeout_while_disconnected_leaves_no_node) {
   ck_assert_int_eq(b.rc, ZKL_ETIMEDOUT);
   ck_assert_msg(took < 2500 + 1500, "timedlock(2500) took %" PRId64 " ms",
                 took);
-  harness("resume");
+  it_harness("resume");
 
   ck_assert(it_wait_until(session_connected, sa, 8000));
   ck_assert(it_wait_until(session_connected, sb, 8000));
@@ -292,11 +284,11 @@ START_TEST(session_states_reach_the_callback) {
   zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
 
-  harness("kill");
+  it_harness("kill");
   a.want = ZKL_SESSION_SUSPENDED;
   ck_assert(it_wait_until(state_seen, &a, 5000));
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ESUSPENDED);
-  harness("restart");
+  it_harness("restart");
   a.want = ZKL_SESSION_RECONNECTED;
   ck_assert_msg(it_wait_until(state_seen, &a, 8000), "no RECONNECTED");
   ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
@@ -333,14 +325,14 @@ START_TEST(lost_declared_by_the_client_on_time) {
   zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   int64_t t0 = it_now_ms();
-  harness("pause");
+  it_harness("pause");
   ck_assert_msg(it_wait_until(session_lost, s, timeout + 3000),
                 "not LOST %d ms after the server went silent", timeout + 3000);
   int64_t took = it_now_ms() - t0;
   /* last heard + timeout at most (plus scheduling slack on slow runs) */
   ck_assert_int_le(took, timeout + 1500);
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
-  harness("resume");
+  it_harness("resume");
   ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
   zkl_mutex_destroy(m);
   zkl_session_close(s);

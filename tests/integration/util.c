@@ -67,6 +67,13 @@ zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path) {
   return m;
 }
 
+void it_harness(const char *verb) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
+           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ZKDIR"));
+  ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
+}
+
 void it_keep_root(zkl_session_t *s, const char *root) {
   char path[512];
   snprintf(path, sizeof path, "%s/keeper", root);
