@@ -388,14 +388,6 @@ int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
   return 0;
 }
 
-int zkl__janitor_pending(zkl_session_t *s) {
-  pthread_mutex_lock(&s->mu);
-  int n = 0;
-  for (struct chore *c = s->chores; c != NULL; c = c->next) n++;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
-
 static void janitor_stop(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
   int running = s->janitor_running, beating = s->beater_running;

@@ -211,7 +211,6 @@ void zkl__waiter_kick(zkl__waiter_t *w);
  * from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
 int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
                      const char *node);
-int zkl__janitor_pending(zkl_session_t *s); /* for tests */
 
 /* An asynchronous request whose completion may still be pending.  A
  * completion still pending when the session closes never runs (the client
