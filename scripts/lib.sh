@@ -8,7 +8,8 @@
 # a headless JRE, kazoo for the interop tests, and the harness's tools.
 ZKL_PACKAGES="gcc g++ make autoconf automake libtool pkg-config \
 libzookeeper-mt-dev uuid-dev check valgrind zookeeper default-jre-headless \
-python3 python3-kazoo iproute2 util-linux coreutils procps"
+python3 python3-kazoo iproute2 util-linux coreutils procps \
+docker-compose gnuplot-nox man-db"
 
 zkl_log() { printf '==> %s\n' "$*" >&2; }
 

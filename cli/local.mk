@@ -1,0 +1,1 @@
+# cli/local.mk - included by the top Makefile.am.
