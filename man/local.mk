@@ -1,1 +1,34 @@
 # man/local.mk - included by the top Makefile.am.
+# Section-3 pages, one per topic, each with a one-line ".so" alias per
+# function it covers, so that `man zkl_mutex_lock` finds its page once
+# installed.  tests/check-man.sh checks them against the headers.
+dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
+	man/zkl_errors.3 man/zkl_strerror.3 man/zkl_err_name.3 \
+	man/zkl_last_error.3 \
+	man/zkl_session.3 man/zkl_session_opts_init.3 man/zkl_session_open.3 \
+	man/zkl_session_close.3 man/zkl_session_state.3 \
+	man/zkl_session_timeout.3 man/zkl_session_id.3 \
+	man/zkl_session_zhandle.3 \
+	man/zkl_mutex.3 man/zkl_mutex_opts_init.3 man/zkl_mutex_create.3 \
+	man/zkl_mutex_lock.3 man/zkl_mutex_trylock.3 man/zkl_mutex_timedlock.3 \
+	man/zkl_mutex_unlock.3 man/zkl_mutex_cancel.3 man/zkl_mutex_token.3 \
+	man/zkl_mutex_holding.3 man/zkl_mutex_node.3 man/zkl_mutex_destroy.3 \
+	man/zkl_rwlock.3 man/zkl_rwlock_opts_init.3 man/zkl_rwlock_create.3 \
+	man/zkl_rwlock_rdlock.3 man/zkl_rwlock_tryrdlock.3 \
+	man/zkl_rwlock_timedrdlock.3 man/zkl_rwlock_wrlock.3 \
+	man/zkl_rwlock_trywrlock.3 man/zkl_rwlock_timedwrlock.3 \
+	man/zkl_rwlock_unlock.3 man/zkl_rwlock_cancel.3 man/zkl_rwlock_token.3 \
+	man/zkl_rwlock_holding.3 man/zkl_rwlock_destroy.3 \
+	man/zkl_election.3 man/zkl_election_opts_init.3 \
+	man/zkl_election_create.3 man/zkl_election_start.3 \
+	man/zkl_election_await.3 man/zkl_election_is_leader.3 \
+	man/zkl_election_token.3 man/zkl_election_leader.3 \
+	man/zkl_election_resign.3 man/zkl_election_destroy.3
+
+# Checks of the man pages, of docker-compose.yml against the test harness,
+# and of an installed tree (make install DESTDIR=... and a program built
+# with pkg-config against it).
+TESTS += tests/check-man.sh tests/check-compose.sh tests/check-install.sh
+EXTRA_DIST += tests/check-man.sh tests/check-compose.sh \
+	tests/check-install.sh tests/install-smoke.c \
+	docker-compose.yml docker/Dockerfile docker/Dockerfile.dockerignore
