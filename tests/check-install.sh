@@ -72,6 +72,18 @@ fi
 for page in "$srcdir"/man/*.3; do
     exists "man page" "$man3dir/${page##*/}"
 done
+# `man NAME` finds every page, the .so aliases included, in the installed tree
+if command -v man >/dev/null 2>&1; then
+    for page in "$srcdir"/man/*.3; do
+        name=${page##*/}
+        name=${name%.3}
+        if MANWIDTH=80 MANPAGER=cat man -M "$dest${man3dir%/*}" 3 "$name" >"$tmp/man.out" 2>&1 &&
+            grep -q '^NAME' "$tmp/man.out"; then ok; else
+            bad "man -M ${man3dir%/*} 3 $name does not show the page:"
+            head -n 5 "$tmp/man.out"
+        fi
+    done
+fi
 shared=0
 if [[ -e $dest$libdir/libzkl.so ]]; then shared=1; ok
 elif [[ -e $dest$libdir/libzkl.a ]]; then ok
