@@ -1,0 +1,43 @@
+/* cli/cli.h - PRIVATE to the zkl tool: its commands and what they share. */
+#ifndef ZKL_CLI_H
+#define ZKL_CLI_H
+
+#include <stdint.h>
+#include <zkl.h>
+
+#include "opts.h"
+
+/* Each command returns the tool's exit status. */
+int cli_lock_run(const cli_opts_t *o);
+int cli_elect_run(const cli_opts_t *o);
+int cli_observe_run(const cli_opts_t *o);
+int cli_status_run(const cli_opts_t *o);
+
+/* Opens the session as the options say, on a thread with every signal
+ * blocked (so that ZooKeeper's threads, started by it, block them too).
+ * on_state may be NULL.
+ *   0                   *out connected.
+ *   CLI_EX_UNAVAILABLE  no server answered in time (message names hosts).
+ *   CLI_EX_NOPERM       the credentials were refused.
+ *   CLI_EX_SOFTWARE     anything else (message printed). */
+int cli_connect(const cli_opts_t *o, zkl_session_state_fn on_state,
+                void *state_arg, zkl_session_t **out);
+
+/* The tool's exit status for a failed zkl call (after "zkl: ..." has been
+ * printed by the caller). */
+int cli_exit_code(int zkl_rc);
+
+/* "zkl: <message>" on stderr, when -v was given. */
+void cli_verbose(const cli_opts_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The session state's name, for messages. */
+const char *cli_state_name(int state);
+
+/* The full path of the child of `path` (the contender node this session
+ * holds through) whose czxid is `token` and whose ephemeral owner is the
+ * session, into buf.  0, or a ZooKeeper/zkl code (ZKL_ENOENT: none). */
+int cli_find_own_node(zkl_session_t *s, const char *path, uint64_t token,
+                      char *buf, size_t len);
+
+#endif /* ZKL_CLI_H */

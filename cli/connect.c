@@ -1,0 +1,110 @@
+/* cli/connect.c - the session every command opens, exit codes for zkl's
+ * errors, and messages. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "cli.h"
+#include "loop.h"
+
+typedef struct connect_job {
+  const char *hosts;
+  zkl_session_opts_t so;
+  zkl_session_t *s;
+  int rc;
+  char detail[512]; /* zkl_last_error() is per thread: copied here */
+} connect_job_t;
+
+static void *connect_main(void *arg) {
+  connect_job_t *job = arg;
+  job->rc = zkl_session_open(&job->s, job->hosts, &job->so);
+  if (job->rc != 0)
+    snprintf(job->detail, sizeof job->detail, "%s", zkl_last_error());
+  return NULL;
+}
+
+int cli_connect(const cli_opts_t *o, zkl_session_state_fn on_state,
+                void *state_arg, zkl_session_t **out) {
+  connect_job_t job;
+  memset(&job, 0, sizeof job);
+  job.hosts = o->hosts;
+  zkl_session_opts_init(&job.so);
+  job.so.session_timeout_ms = o->session_timeout_ms;
+  job.so.connect_timeout_ms = o->connect_timeout_ms;
+  job.so.auth = o->auth;
+  job.so.on_state = on_state;
+  job.so.state_arg = state_arg;
+  if (o->verbose >= 2) {
+    job.so.log_stream = stderr;
+    job.so.log_level = 3;
+  }
+  pthread_t t;
+  int err = cli_thread_start(&t, connect_main, &job);
+  if (err != 0) {
+    fprintf(stderr, "zkl: cannot start a thread: %s\n", strerror(err));
+    return CLI_EX_SOFTWARE;
+  }
+  pthread_join(t, NULL);
+  *out = job.s;
+  if (job.rc == 0) {
+    cli_verbose(o, "connected to %s: session 0x%llx, timeout %d ms", o->hosts,
+                (unsigned long long)zkl_session_id(job.s),
+                zkl_session_timeout(job.s));
+    return 0;
+  }
+  if (job.rc == ZKL_ECONNECT) {
+    if (strstr(job.detail, o->hosts) != NULL) /* it names the hosts */
+      fprintf(stderr, "zkl: %s\n", job.detail);
+    else
+      fprintf(stderr, "zkl: cannot connect to ZooKeeper at %s within %ld ms%s%s\n",
+              o->hosts, (long)o->connect_timeout_ms, job.detail[0] ? ": " : "",
+              job.detail);
+    return CLI_EX_UNAVAILABLE;
+  }
+  fprintf(stderr, "zkl: %s: %s%s%s\n", o->hosts, zkl_strerror(job.rc),
+          job.detail[0] ? ": " : "", job.detail);
+  return cli_exit_code(job.rc);
+}
+
+int cli_exit_code(int zkl_rc) {
+  switch (zkl_rc) {
+  case ZKL_ECONNECT:
+  case ZKL_ESUSPENDED:
+  case ZCONNECTIONLOSS:
+  case ZOPERATIONTIMEOUT:
+    return CLI_EX_UNAVAILABLE;
+  case ZKL_ELOST:
+  case ZSESSIONEXPIRED:
+    return CLI_EX_LOST;
+  case ZKL_EAUTH:
+  case ZNOAUTH:
+  case ZAUTHFAILED:
+    return CLI_EX_NOPERM;
+  default:
+    return CLI_EX_SOFTWARE;
+  }
+}
+
+void cli_verbose(const cli_opts_t *o, const char *fmt, ...) {
+  if (o->verbose < 1) return;
+  char line[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "zkl: %s\n", line); /* one call: lines stay whole */
+}
+
+const char *cli_state_name(int state) {
+  switch (state) {
+  case ZKL_SESSION_CONNECTING: return "CONNECTING";
+  case ZKL_SESSION_CONNECTED: return "CONNECTED";
+  case ZKL_SESSION_SUSPENDED: return "SUSPENDED";
+  case ZKL_SESSION_LOST: return "LOST";
+  case ZKL_SESSION_CLOSED: return "CLOSED";
+  case ZKL_SESSION_RECONNECTED: return "RECONNECTED";
+  default: return "UNKNOWN";
+  }
+}

@@ -1,0 +1,315 @@
+/* cli/lock.c - `zkl lock PATH CMD...`: run CMD while holding the lock.
+ *
+ * A hold belongs to the thread that took it, so one worker thread takes
+ * the lock, reports, and later releases it when told; the main thread runs
+ * the event loop (cli/loop.h): it cancels the acquisition on a signal,
+ * starts CMD once granted, passes signals on, and stops CMD when the
+ * session is LOST or our node is deleted.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "child.h"
+#include "cli.h"
+#include "loop.h"
+
+#define CANCEL_RETRY_NS (100 * 1000000LL)
+
+typedef struct locker {
+  const cli_opts_t *o;
+  zkl_session_t *s;
+  zkl_mutex_t *m;      /* the exclusive lock, or                          */
+  zkl_rwlock_t *rw;    /* the read/write lock                             */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int release;         /* main -> worker: unlock now (guarded by mu)      */
+  int unlock_rc;       /* the worker's unlock result, read after join     */
+  uint64_t token;      /* set before CLI_EV_ACQUIRED(0) is posted         */
+  char node[1024];
+} locker_t;
+
+/* ---- the worker --------------------------------------------------------------- */
+
+static int lock_acquire(locker_t *l) {
+  int64_t t = l->o->timeout_ms; /* <0 forever, 0 try */
+  switch (l->o->mode) {
+  case CLI_LOCK_READ: return zkl_rwlock_timedrdlock(l->rw, t);
+  case CLI_LOCK_WRITE: return zkl_rwlock_timedwrlock(l->rw, t);
+  case CLI_LOCK_EXCLUSIVE: break;
+  }
+  return zkl_mutex_timedlock(l->m, t);
+}
+
+static int lock_release(locker_t *l) {
+  return l->m != NULL ? zkl_mutex_unlock(l->m) : zkl_rwlock_unlock(l->rw);
+}
+
+static void lock_cancel(locker_t *l) {
+  if (l->m != NULL) zkl_mutex_cancel(l->m);
+  else zkl_rwlock_cancel(l->rw);
+}
+
+/* ZooKeeper's completion thread: a data watch on our node fired. */
+static void node_watcher(zhandle_t *zh, int type, int state, const char *path,
+                         void *ctx) {
+  (void)zh, (void)state, (void)path, (void)ctx;
+  if (type == ZOO_DELETED_EVENT || type == ZOO_CHANGED_EVENT)
+    cli_loop_post_arg(CLI_EV_NODE, type);
+}
+
+/* Watches our node, so that its deletion by someone else stops CMD.
+ * 1 if it is already gone, else 0 (also when it cannot be told: the
+ * session's state then speaks). */
+static int watch_node(zkl_session_t *s, const char *node) {
+  struct Stat st;
+  if (node[0] == '\0') return 0;
+  return zoo_wexists(zkl_session_zhandle(s), node, node_watcher, NULL, &st) ==
+         ZNONODE;
+}
+
+/* The token and node of the hold just taken, for CMD's environment. */
+static void describe_hold(locker_t *l) {
+  int rc;
+  if (l->m != NULL) {
+    rc = zkl_mutex_token(l->m, &l->token);
+    if (rc == 0) rc = zkl_mutex_node(l->m, l->node, sizeof l->node);
+  } else {
+    rc = zkl_rwlock_token(l->rw, &l->token);
+    if (rc == 0)
+      rc = cli_find_own_node(l->s, l->o->path, l->token, l->node,
+                             sizeof l->node);
+  }
+  if (rc != 0)
+    fprintf(stderr, "zkl: warning: cannot tell the lock's node: %s\n",
+            zkl_strerror(rc));
+}
+
+static void *locker_main(void *arg) {
+  locker_t *l = arg;
+  int rc = lock_acquire(l), gone = 0;
+  if (rc == 0) {
+    describe_hold(l);
+    gone = watch_node(l->s, l->node);
+  }
+  cli_loop_post_arg(CLI_EV_ACQUIRED, rc);
+  if (rc != 0) return NULL;
+  if (gone) cli_loop_post_arg(CLI_EV_NODE, ZOO_DELETED_EVENT);
+  pthread_mutex_lock(&l->mu);
+  while (!l->release) pthread_cond_wait(&l->cv, &l->mu);
+  pthread_mutex_unlock(&l->mu);
+  l->unlock_rc = lock_release(l);
+  return NULL;
+}
+
+/* ---- the main thread ---------------------------------------------------------- */
+
+/* The session's thread: every change of state becomes an event. */
+static void on_state(zkl_session_t *s, zkl_session_state_t state, void *arg) {
+  (void)s, (void)arg;
+  cli_loop_post_arg(CLI_EV_STATE, (int)state);
+}
+
+typedef struct run {
+  const cli_opts_t *o;
+  locker_t *l;
+  cli_child_t child;
+  int acquired;      /* the worker holds the lock                        */
+  int stopping;      /* a signal or a loss: the acquisition is canceled  */
+  int stop_signal;   /* the signal that stopped us, 0 if none            */
+  int lost;          /* the lock was lost                                */
+  int done;
+  int result;        /* exit status once done                            */
+  int64_t cancel_at; /* retry the cancel then: one made just before the
+                        worker entered its lock call is not seen by it   */
+} run_t;
+
+static void stop_waiting(run_t *r) {
+  r->stopping = 1;
+  lock_cancel(r->l);
+  r->cancel_at = cli_now_ns() + CANCEL_RETRY_NS;
+}
+
+static void finish(run_t *r, int result) {
+  r->result = result;
+  r->done = 1;
+}
+
+/* The lock is gone (session LOST, node deleted): stop CMD, or stop
+ * waiting for the lock. */
+static void lose(run_t *r, const char *why) {
+  if (r->lost) return;
+  r->lost = 1;
+  if (r->child.running) {
+    fprintf(stderr, "zkl: lock %s lost (%s): stopping CMD (pid %ld)\n",
+            r->o->path, why, (long)r->child.pid);
+    cli_child_stop(&r->child, r->o->grace_ms);
+  } else if (!r->acquired) {
+    stop_waiting(r);
+  }
+}
+
+static void start_cmd(run_t *r) {
+  locker_t *l = r->l;
+  char path_var[1100], node_var[1100], token_var[64];
+  snprintf(path_var, sizeof path_var, "ZKL_LOCK_PATH=%s", r->o->path);
+  snprintf(node_var, sizeof node_var, "ZKL_LOCK_NODE=%s", l->node);
+  snprintf(token_var, sizeof token_var, "ZKL_FENCING_TOKEN=%" PRIu64,
+           l->token);
+  char *env[] = {path_var, node_var, token_var, NULL};
+  cli_verbose(r->o, "holding %s: node %s, token %" PRIu64, r->o->path,
+              l->node, l->token);
+  int rc = cli_child_start(&r->child, r->o->cmd, env);
+  if (rc != 0) finish(r, rc);
+}
+
+static void on_acquired(run_t *r, int rc) {
+  if (rc == 0) {
+    r->acquired = 1;
+    if (r->lost) {
+      fprintf(stderr, "zkl: lock %s lost before CMD started\n", r->o->path);
+      finish(r, CLI_EX_LOST);
+    } else if (r->stop_signal != 0) {
+      finish(r, CLI_EX_SIGNAL_BASE + r->stop_signal);
+    } else {
+      start_cmd(r);
+    }
+    return;
+  }
+  if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
+    cli_verbose(r->o, "%s: not obtained: %s", r->o->path, zkl_strerror(rc));
+    finish(r, r->o->conflict_exit);
+  } else if (rc == ZKL_ECANCELED && r->stop_signal != 0) {
+    finish(r, CLI_EX_SIGNAL_BASE + r->stop_signal);
+  } else if (r->lost || rc == ZKL_ELOST) {
+    fprintf(stderr, "zkl: session lost while waiting for %s\n", r->o->path);
+    finish(r, CLI_EX_LOST);
+  } else {
+    fprintf(stderr, "zkl: cannot lock %s: %s\n", r->o->path,
+            zkl_strerror(rc));
+    finish(r, cli_exit_code(rc));
+  }
+}
+
+static void on_event(run_t *r, const cli_event_t *ev) {
+  switch (ev->type) {
+  case CLI_EV_SIGNAL:
+    if (r->child.running) {
+      cli_verbose(r->o, "passing signal %d on to CMD", ev->arg);
+      cli_child_signal(&r->child, ev->arg);
+    } else if (!r->acquired) {
+      if (r->stop_signal == 0) r->stop_signal = ev->arg;
+      stop_waiting(r);
+    }
+    break;
+  case CLI_EV_STATE:
+    cli_verbose(r->o, "session %s", cli_state_name(ev->arg));
+    if (ev->arg == ZKL_SESSION_LOST) lose(r, "session lost");
+    break;
+  case CLI_EV_NODE:
+    if (!r->acquired || r->lost) break; /* after LOST the handle may change */
+    if (ev->arg == ZOO_DELETED_EVENT || watch_node(r->l->s, r->l->node))
+      lose(r, "its node was deleted"); /* a data change: watched again */
+    break;
+  case CLI_EV_ACQUIRED:
+    on_acquired(r, ev->arg);
+    break;
+  case CLI_EV_CHILD:
+    if (cli_child_reap(&r->child))
+      finish(r, r->lost ? CLI_EX_LOST : r->child.code);
+    break;
+  default:
+    break;
+  }
+}
+
+static void run_loop(run_t *r) {
+  while (!r->done) {
+    int64_t deadline = r->child.kill_at;
+    if (r->stopping && !r->acquired && r->cancel_at < deadline)
+      deadline = r->cancel_at;
+    cli_event_t ev;
+    if (cli_loop_next(&ev, deadline)) {
+      on_event(r, &ev);
+      continue;
+    }
+    cli_child_tick(&r->child);
+    if (r->stopping && !r->acquired && cli_now_ns() >= r->cancel_at)
+      stop_waiting(r);
+  }
+}
+
+static int create_lock(locker_t *l) {
+  int rc;
+  if (l->o->mode == CLI_LOCK_EXCLUSIVE)
+    rc = zkl_mutex_create(&l->m, l->s, l->o->path, NULL);
+  else
+    rc = zkl_rwlock_create(&l->rw, l->s, l->o->path, NULL);
+  if (rc != 0)
+    fprintf(stderr, "zkl: %s: %s: %s\n", l->o->path, zkl_strerror(rc),
+            zkl_last_error());
+  return rc;
+}
+
+static void destroy_lock(locker_t *l) {
+  zkl_mutex_destroy(l->m);
+  zkl_rwlock_destroy(l->rw);
+}
+
+/* Tells the worker to release (if it holds), waits for it, and says so if
+ * the lock turned out to be lost before CMD ended. */
+static void release(run_t *r) {
+  locker_t *l = r->l;
+  pthread_mutex_lock(&l->mu);
+  l->release = 1;
+  pthread_cond_signal(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+  pthread_join(l->thread, NULL);
+  if (!r->acquired) return;
+  if (l->unlock_rc == 0) cli_verbose(r->o, "released %s", r->o->path);
+  else if (!r->lost)
+    fprintf(stderr, "zkl: warning: releasing %s: %s\n", r->o->path,
+            zkl_strerror(l->unlock_rc));
+}
+
+int cli_lock_run(const cli_opts_t *o) {
+  if (cli_loop_init() != 0) {
+    perror("zkl: cannot set up signals");
+    return CLI_EX_SOFTWARE;
+  }
+  locker_t l;
+  memset(&l, 0, sizeof l);
+  l.o = o;
+  int rc = cli_connect(o, on_state, NULL, &l.s);
+  if (rc != 0) return rc;
+  cli_loop_connected();
+  if (create_lock(&l) != 0) {
+    zkl_session_close(l.s);
+    return CLI_EX_SOFTWARE;
+  }
+  pthread_mutex_init(&l.mu, NULL);
+  pthread_cond_init(&l.cv, NULL);
+  run_t r;
+  memset(&r, 0, sizeof r);
+  r.o = o;
+  r.l = &l;
+  r.child.kill_at = INT64_MAX;
+  int err = cli_thread_start(&l.thread, locker_main, &l);
+  if (err != 0) {
+    fprintf(stderr, "zkl: cannot start a thread: %s\n", strerror(err));
+    r.result = CLI_EX_SOFTWARE;
+  } else {
+    run_loop(&r);
+    release(&r);
+  }
+  pthread_cond_destroy(&l.cv);
+  pthread_mutex_destroy(&l.mu);
+  destroy_lock(&l);
+  zkl_session_close(l.s);
+  return r.result;
+}

@@ -1,0 +1,433 @@
+/* cli/opts.c - the zkl tool's command line: global options, then one
+ * command and its own options.  Pure logic, unit-tested without a server.
+ *
+ * Both levels stop at the first operand ('+' in the option strings), so
+ * options of CMD are never taken for ours: `zkl lock /p ls -l` runs `ls -l`.
+ */
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zkl-int.h"
+
+/* ---- help texts ------------------------------------------------------------ */
+
+static const char help_top[] =
+    "Usage: zkl [OPTIONS] COMMAND [ARGS...]\n"
+    "Locks and leader election on Apache ZooKeeper, for shell scripts.\n"
+    "\n"
+    "Commands:\n"
+    "  lock PATH [--] CMD [ARG...]   run CMD while holding the lock at PATH\n"
+    "  elect PATH [--] CMD [ARG...]  run CMD while leader of the election at PATH\n"
+    "  elect --observe PATH          print the leader's id, then each change\n"
+    "  status PATH                   list the contenders at PATH in queue order\n"
+    "\n"
+    "Options (before COMMAND):\n"
+    "  -s, --servers HOSTS       ZooKeeper's \"host:port,...[/chroot]\"\n"
+    "                            (default: $ZKL_SERVERS, then " CLI_DEFAULT_HOSTS ")\n"
+    "      --session-timeout MS  session timeout asked of the server (default 10000)\n"
+    "      --connect-timeout MS  give up connecting after MS (default 5000)\n"
+    "      --auth USER:PASS      digest credentials\n"
+    "  -v, --verbose             progress on stderr (twice: ZooKeeper's log too)\n"
+    "  -h, --help                this help; 'zkl COMMAND --help' for a command\n"
+    "  -V, --version             print the version\n"
+    "\n"
+    "Exit status: CMD's own; 64 usage error; 69 no server answered; 70 other\n"
+    "failure; 75 lock or leadership lost; 77 permission refused; 126/127 CMD\n"
+    "not executable/not found; 128+N ended by signal N.  See zkl(1).\n";
+
+static const char help_lock[] =
+    "Usage: zkl [OPTIONS] lock [--read | --write] [-n | -t SECONDS] [-E N]\n"
+    "                          PATH [--] CMD [ARG...]\n"
+    "Run CMD while holding the lock at PATH; exit with CMD's status.\n"
+    "\n"
+    "      --read               the shared side of the read/write lock\n"
+    "      --write              the exclusive side of the read/write lock\n"
+    "                           (default: the exclusive lock, which does not\n"
+    "                           queue with --read/--write holders)\n"
+    "  -n, --nonblock           give up at once if the lock is not free\n"
+    "  -t, --timeout SECONDS    give up after SECONDS (decimals allowed)\n"
+    "  -E, --conflict-exit-code N\n"
+    "                           exit status when -n/-t give up (default 1)\n"
+    "      --grace SECONDS      after a loss, SIGTERM to SIGKILL (default 5)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "CMD gets ZKL_LOCK_PATH, ZKL_LOCK_NODE (the node that holds the lock) and\n"
+    "ZKL_FENCING_TOKEN (a number, larger for every new holder) in its\n"
+    "environment.  If the lock is lost while CMD runs (session LOST, or the\n"
+    "node deleted), CMD gets SIGTERM, SIGKILL after the grace period, and zkl\n"
+    "exits 75.  A suspended connection alone does not stop CMD: the session\n"
+    "may come back.  SIGINT, SIGTERM and SIGHUP are passed on to CMD; the lock\n"
+    "is released once CMD has exited.\n";
+
+static const char help_elect[] =
+    "Usage: zkl [OPTIONS] elect [-i ID] PATH [--] CMD [ARG...]\n"
+    "       zkl [OPTIONS] elect --observe PATH\n"
+    "Run CMD only while leader of the election at PATH; exit with CMD's status.\n"
+    "\n"
+    "  -i, --id ID              this candidate's id (default: host:pid)\n"
+    "      --observe            do not stand: print the leader's id, then one\n"
+    "                           line per change (an empty line: nobody leads),\n"
+    "                           until SIGINT or SIGTERM (then exit 0)\n"
+    "      --grace SECONDS      after a loss, SIGTERM to SIGKILL (default 5)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "CMD gets ZKL_ELECTION_PATH, ZKL_ELECTION_ID and ZKL_FENCING_TOKEN in its\n"
+    "environment.  If leadership is lost while CMD runs (session LOST, or the\n"
+    "node deleted), CMD gets SIGTERM, SIGKILL after the grace period, and zkl\n"
+    "exits 75.  A suspended connection alone does not stop CMD: the session\n"
+    "may come back.  SIGINT, SIGTERM and SIGHUP are passed on to CMD; zkl\n"
+    "resigns once CMD has exited.\n";
+
+static const char help_status[] =
+    "Usage: zkl [OPTIONS] status [--json] PATH\n"
+    "List the contenders of the lock, read/write lock or election at PATH in\n"
+    "queue order: position, kind (lock, read, write, election; foreign for a\n"
+    "child that is no contender), whether it holds, fencing token (czxid),\n"
+    "session id (ephemeral owner), node name and owner data (escaped).\n"
+    "A PATH with no contenders, or none at all, prints \"no contenders\"\n"
+    "(JSON: []) and exits 0.\n"
+    "\n"
+    "      --json               one JSON array of objects instead of a table\n"
+    "  -h, --help               this help\n";
+
+const char *cli_help(cli_command_t command) {
+  switch (command) {
+  case CLI_CMD_LOCK: return help_lock;
+  case CLI_CMD_ELECT: return help_elect;
+  case CLI_CMD_STATUS: return help_status;
+  case CLI_CMD_NONE: break;
+  }
+  return help_top;
+}
+
+const char *cli_command_name(cli_command_t command) {
+  switch (command) {
+  case CLI_CMD_LOCK: return "lock";
+  case CLI_CMD_ELECT: return "elect";
+  case CLI_CMD_STATUS: return "status";
+  case CLI_CMD_NONE: break;
+  }
+  return "";
+}
+
+/* ---- numbers ---------------------------------------------------------------- */
+
+int cli_parse_int(const char *s, long min, long max, long *out) {
+  if (s == NULL || *s == '\0' || (*s != '-' && (*s < '0' || *s > '9')))
+    return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return -1;
+  *out = v;
+  return 0;
+}
+
+#define SECONDS_MAX 1000000000LL
+
+int cli_parse_seconds(const char *s, int64_t *ms) {
+  if (s == NULL || *s < '0' || *s > '9') return -1;
+  int64_t whole = 0;
+  while (*s >= '0' && *s <= '9') {
+    whole = whole * 10 + (*s++ - '0');
+    if (whole > SECONDS_MAX) return -1;
+  }
+  int64_t frac_ms = 0; /* thousandths, rounded up past the third digit */
+  if (*s == '.') {
+    s++;
+    if (*s < '0' || *s > '9') return -1;
+    int digits = 0, more = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+      if (digits < 3) frac_ms = frac_ms * 10 + (*s - '0');
+      else if (*s != '0') more = 1;
+    }
+    for (; digits < 3; digits++) frac_ms *= 10;
+    frac_ms += more;
+  }
+  if (*s != '\0') return -1;
+  *ms = whole * 1000 + frac_ms;
+  return 0;
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+typedef struct parser {
+  cli_opts_t *o;
+  char *err;
+  size_t errlen;
+} parser_t;
+
+/* Formats the one-line hint and returns CLI_EX_USAGE. */
+__attribute__((format(printf, 2, 3)))
+static int usage_error(parser_t *p, const char *fmt, ...) {
+  const char *name = cli_command_name(p->o->command);
+  int n = snprintf(p->err, p->errlen, "zkl%s%s: ", *name ? " " : "", name);
+  if (n < 0 || (size_t)n >= p->errlen) return CLI_EX_USAGE;
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (m < 0 || (size_t)(n + m) >= p->errlen) return CLI_EX_USAGE;
+  snprintf(p->err + n + m, p->errlen - (size_t)(n + m),
+           " (try 'zkl%s%s --help')", *name ? " " : "", name);
+  return CLI_EX_USAGE;
+}
+
+/* getopt_long() found no valid option in `elem`, the word it was reading:
+ * say which and why.  Its own messages are off (opterr = 0): they would not
+ * be one line with a hint. */
+static int bad_option(parser_t *p, int c, const char *elem) {
+  if (strncmp(elem, "--", 2) != 0) {
+    if (c == ':') return usage_error(p, "option -%c needs a value", optopt);
+    return usage_error(p, "unknown option -%c", optopt);
+  }
+  int name_len = (int)strcspn(elem, "=");
+  if (c == ':') return usage_error(p, "option %s needs a value", elem);
+  if (optopt != 0 && elem[name_len] == '=')
+    return usage_error(p, "option %.*s takes no value", name_len, elem);
+  return usage_error(p, "unknown option %.*s", name_len, elem);
+}
+
+/* The word getopt_long() reads next: with '+' nothing is permuted, and
+ * optind moves past a group of short options only at its end. */
+static const char *current_word(int argc, char **argv) {
+  int i = optind < 1 ? 1 : optind;
+  return i < argc ? argv[i] : "";
+}
+
+/* Calls getopt_long(), remembering the word it read into *word. */
+static int next_option(int argc, char **argv, const char *shorts,
+                       const struct option *longs, const char **word) {
+  *word = current_word(argc, argv);
+  return getopt_long(argc, argv, shorts, longs, NULL);
+}
+
+/* Resets getopt_long() so that it reads a new vector from argv[1]. */
+static void getopt_reset(void) {
+  optind = 0; /* glibc: also forgets its internal state */
+  opterr = 0;
+}
+
+static int take_path(parser_t *p, int argc, char **argv) {
+  if (optind >= argc) return usage_error(p, "PATH is missing");
+  const char *path = argv[optind++];
+  if (zkl__path_validate(path) != 0)
+    return usage_error(p, "bad PATH '%s': %s", path, zkl_last_error());
+  p->o->path = path;
+  return 0;
+}
+
+/* PATH [--] CMD [ARG...] */
+static int take_path_and_cmd(parser_t *p, int argc, char **argv) {
+  int rc = take_path(p, argc, argv);
+  if (rc != 0) return rc;
+  if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
+  if (optind >= argc) return usage_error(p, "CMD is missing");
+  p->o->cmd = argv + optind;
+  return 0;
+}
+
+static int take_grace(parser_t *p, const char *arg) {
+  if (cli_parse_seconds(arg, &p->o->grace_ms) != 0)
+    return usage_error(p, "--grace needs SECONDS, not '%s'", arg);
+  return 0;
+}
+
+enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
+       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH };
+
+static int parse_lock(parser_t *p, int argc, char **argv) {
+  static const struct option longs[] = {
+      {"read", no_argument, NULL, OPT_READ},
+      {"write", no_argument, NULL, OPT_WRITE},
+      {"nonblock", no_argument, NULL, 'n'},
+      {"timeout", required_argument, NULL, 't'},
+      {"conflict-exit-code", required_argument, NULL, 'E'},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  cli_opts_t *o = p->o;
+  int modes = 0, waits = 0, c, rc;
+  long n;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:nt:E:h", longs, &word)) != -1) {
+    switch (c) {
+    case OPT_READ: o->mode = CLI_LOCK_READ; modes++; break;
+    case OPT_WRITE: o->mode = CLI_LOCK_WRITE; modes++; break;
+    case 'n': o->timeout_ms = 0; waits++; break;
+    case 't':
+      if (cli_parse_seconds(optarg, &o->timeout_ms) != 0)
+        return usage_error(p, "-t needs SECONDS, not '%s'", optarg);
+      waits++;
+      break;
+    case 'E':
+      if (cli_parse_int(optarg, 0, 255, &n) != 0)
+        return usage_error(p, "-E needs an exit code 0..255, not '%s'",
+                           optarg);
+      o->conflict_exit = (int)n;
+      break;
+    case OPT_GRACE:
+      if ((rc = take_grace(p, optarg)) != 0) return rc;
+      break;
+    case 'h': o->action = CLI_HELP; return 0;
+    default: return bad_option(p, c, word);
+    }
+  }
+  if (modes > 1) return usage_error(p, "--read and --write exclude each other");
+  if (waits > 1) return usage_error(p, "give one of -n and -t, once");
+  return take_path_and_cmd(p, argc, argv);
+}
+
+static int parse_elect(parser_t *p, int argc, char **argv) {
+  static const struct option longs[] = {
+      {"id", required_argument, NULL, 'i'},
+      {"observe", no_argument, NULL, OPT_OBSERVE},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  cli_opts_t *o = p->o;
+  int c, rc;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:i:h", longs, &word)) != -1) {
+    switch (c) {
+    case 'i':
+      if (optarg[0] == '\0') return usage_error(p, "the ID must not be empty");
+      if (strlen(optarg) > CLI_ID_MAX)
+        return usage_error(p, "the ID is longer than %d bytes", CLI_ID_MAX);
+      o->id = optarg;
+      break;
+    case OPT_OBSERVE: o->observe = 1; break;
+    case OPT_GRACE:
+      if ((rc = take_grace(p, optarg)) != 0) return rc;
+      break;
+    case 'h': o->action = CLI_HELP; return 0;
+    default: return bad_option(p, c, word);
+    }
+  }
+  if (!o->observe) return take_path_and_cmd(p, argc, argv);
+  if (o->id != NULL) return usage_error(p, "an observer takes no --id");
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  if (optind < argc)
+    return usage_error(p, "an observer runs no command ('%s')", argv[optind]);
+  return 0;
+}
+
+static int parse_status(parser_t *p, int argc, char **argv) {
+  static const struct option longs[] = {
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int c, rc;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:h", longs, &word)) != -1) {
+    switch (c) {
+    case OPT_JSON: p->o->json = 1; break;
+    case 'h': p->o->action = CLI_HELP; return 0;
+    default: return bad_option(p, c, word);
+    }
+  }
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  if (optind < argc)
+    return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
+  return 0;
+}
+
+static int take_ms(parser_t *p, const char *opt, const char *arg,
+                   int32_t *out) {
+  long v;
+  if (cli_parse_int(arg, 1, INT32_MAX, &v) != 0)
+    return usage_error(p, "%s needs milliseconds > 0, not '%s'", opt, arg);
+  *out = (int32_t)v;
+  return 0;
+}
+
+static int parse_global(parser_t *p, int argc, char **argv) {
+  static const struct option longs[] = {
+      {"servers", required_argument, NULL, 's'},
+      {"session-timeout", required_argument, NULL, OPT_SESSION_TIMEOUT},
+      {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+      {"auth", required_argument, NULL, OPT_AUTH},
+      {"verbose", no_argument, NULL, 'v'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0}};
+  cli_opts_t *o = p->o;
+  int c, rc;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:s:vhV", longs, &word)) != -1) {
+    switch (c) {
+    case 's':
+      if (optarg[0] == '\0') return usage_error(p, "-s needs HOSTS");
+      o->hosts = optarg;
+      break;
+    case OPT_SESSION_TIMEOUT:
+      if ((rc = take_ms(p, "--session-timeout", optarg,
+                        &o->session_timeout_ms)) != 0)
+        return rc;
+      break;
+    case OPT_CONNECT_TIMEOUT:
+      if ((rc = take_ms(p, "--connect-timeout", optarg,
+                        &o->connect_timeout_ms)) != 0)
+        return rc;
+      break;
+    case OPT_AUTH:
+      if (optarg[0] == ':' || strchr(optarg, ':') == NULL)
+        return usage_error(p, "--auth needs USER:PASS");
+      o->auth = optarg;
+      break;
+    case 'v': o->verbose++; break;
+    case 'h': o->action = CLI_HELP; return 0;
+    case 'V': o->action = CLI_VERSION; return 0;
+    default: return bad_option(p, c, word);
+    }
+  }
+  return 0;
+}
+
+static void defaults(cli_opts_t *o, const char *env_servers) {
+  memset(o, 0, sizeof *o);
+  o->action = CLI_RUN;
+  o->hosts = env_servers != NULL && env_servers[0] != '\0' ? env_servers
+                                                           : CLI_DEFAULT_HOSTS;
+  o->session_timeout_ms = CLI_DEFAULT_SESSION_TIMEOUT_MS;
+  o->connect_timeout_ms = CLI_DEFAULT_CONNECT_TIMEOUT_MS;
+  o->grace_ms = CLI_DEFAULT_GRACE_MS;
+  o->mode = CLI_LOCK_EXCLUSIVE;
+  o->timeout_ms = -1;
+  o->conflict_exit = 1;
+}
+
+int cli_opts_parse(cli_opts_t *o, int argc, char **argv,
+                   const char *env_servers, char *err, size_t errlen) {
+  parser_t p = {o, err, errlen};
+  defaults(o, env_servers);
+  if (errlen > 0) err[0] = '\0';
+  getopt_reset();
+  int rc = parse_global(&p, argc, argv);
+  if (rc != 0 || o->action != CLI_RUN) return rc;
+  if (optind >= argc) return usage_error(&p, "COMMAND is missing");
+
+  static const struct {
+    const char *name;
+    cli_command_t command;
+    int (*parse)(parser_t *, int, char **);
+  } commands[] = {{"lock", CLI_CMD_LOCK, parse_lock},
+                  {"elect", CLI_CMD_ELECT, parse_elect},
+                  {"status", CLI_CMD_STATUS, parse_status}};
+  const char *name = argv[optind];
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(name, commands[i].name) != 0) continue;
+    o->command = commands[i].command;
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind; /* [0] is the command's name */
+    getopt_reset();
+    return commands[i].parse(&p, sub_argc, sub_argv);
+  }
+  return usage_error(&p, "unknown command '%s'", name);
+}

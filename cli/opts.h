@@ -1,0 +1,100 @@
+/* cli/opts.h - PRIVATE to the zkl command-line tool: its command line.
+ *
+ * Pure logic (no server, no I/O but what getopt_long does to its globals),
+ * so tests/cli/unit-tests reaches every rule.  Functions of the tool are
+ * named cli_*; nothing here is part of the library.
+ */
+#ifndef ZKL_CLI_OPTS_H
+#define ZKL_CLI_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses of the tool besides CMD's own (sysexits.h values, so that
+ * scripts can tell them apart from a command's usual 0/1/2). */
+enum {
+  CLI_EX_USAGE = 64,       /* bad command line                             */
+  CLI_EX_UNAVAILABLE = 69, /* no ZooKeeper server answered                 */
+  CLI_EX_SOFTWARE = 70,    /* any other failure                            */
+  CLI_EX_LOST = 75,        /* lock or leadership lost (session LOST, node
+                              deleted): CMD was stopped                    */
+  CLI_EX_NOPERM = 77,      /* credentials refused, or the path's ACL       */
+  CLI_EX_CANNOT_EXEC = 126,/* CMD found but not executable                 */
+  CLI_EX_NOT_FOUND = 127,  /* CMD not found                                */
+  CLI_EX_SIGNAL_BASE = 128 /* + signal number: CMD (or zkl) killed by it   */
+};
+
+typedef enum cli_command {
+  CLI_CMD_NONE = 0,
+  CLI_CMD_LOCK,
+  CLI_CMD_ELECT,
+  CLI_CMD_STATUS
+} cli_command_t;
+
+/* What main() should do once the command line is read. */
+typedef enum cli_action {
+  CLI_RUN = 0,   /* run the command                                      */
+  CLI_HELP,      /* print cli_help(command) on stdout, exit 0            */
+  CLI_VERSION    /* print the version on stdout, exit 0                  */
+} cli_action_t;
+
+typedef enum cli_lock_mode {
+  CLI_LOCK_EXCLUSIVE = 0, /* zkl_mutex                                   */
+  CLI_LOCK_READ,          /* zkl_rwlock, shared                          */
+  CLI_LOCK_WRITE          /* zkl_rwlock, exclusive                       */
+} cli_lock_mode_t;
+
+#define CLI_DEFAULT_HOSTS "127.0.0.1:2181"
+#define CLI_DEFAULT_SESSION_TIMEOUT_MS 10000
+#define CLI_DEFAULT_CONNECT_TIMEOUT_MS 5000
+#define CLI_DEFAULT_GRACE_MS 5000
+#define CLI_ID_MAX 1024   /* the library's limit on node data */
+
+typedef struct cli_opts {
+  cli_action_t action;
+  cli_command_t command;
+  /* global options */
+  const char *hosts;            /* -s, else $ZKL_SERVERS, else default    */
+  int32_t session_timeout_ms;   /* --session-timeout MS                   */
+  int32_t connect_timeout_ms;   /* --connect-timeout MS                   */
+  const char *auth;             /* --auth USER:PASS, or NULL              */
+  int verbose;                  /* -v, counted                            */
+  /* lock and elect */
+  const char *path;             /* PATH                                   */
+  char **cmd;                   /* CMD [ARG...], NULL-terminated (argv's) */
+  int64_t grace_ms;             /* --grace SECONDS: TERM to KILL          */
+  /* lock */
+  cli_lock_mode_t mode;         /* --read / --write                       */
+  int64_t timeout_ms;           /* -1 wait forever; 0 -n; else -t         */
+  int conflict_exit;            /* -E N, default 1                        */
+  /* elect */
+  const char *id;               /* -i ID, or NULL: "host:pid"             */
+  int observe;                  /* --observe                              */
+  /* status */
+  int json;                     /* --json                                 */
+} cli_opts_t;
+
+/* Reads argv (argv[argc] must be NULL, as main() gets it).  env_servers is
+ * $ZKL_SERVERS (NULL or "" for unset).  Pointers in *o point into argv or
+ * at static strings.  Uses and resets getopt_long()'s globals.
+ *   0             *o is complete (o->action says what to do).
+ *   CLI_EX_USAGE  err holds a one-line hint without trailing newline,
+ *                 e.g. "zkl lock: -t needs SECONDS (try 'zkl lock --help')".
+ * Not thread-safe (getopt). */
+int cli_opts_parse(cli_opts_t *o, int argc, char **argv,
+                   const char *env_servers, char *err, size_t errlen);
+
+/* The --help text of a command (CLI_CMD_NONE: the tool's).  Static. */
+const char *cli_help(cli_command_t command);
+
+/* The command's name as typed ("lock"), "" for CLI_CMD_NONE. */
+const char *cli_command_name(cli_command_t command);
+
+/* Decimal seconds ("2", "0.5", "1.25") to milliseconds, rounded up to a
+ * whole millisecond; at most 10^9 seconds.  0, or -1 for anything else. */
+int cli_parse_seconds(const char *s, int64_t *ms);
+
+/* A decimal integer in [min, max] with nothing around it: 0, or -1. */
+int cli_parse_int(const char *s, long min, long max, long *out);
+
+#endif /* ZKL_CLI_OPTS_H */
