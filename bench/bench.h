@@ -1,0 +1,218 @@
+/* bench/bench.h - PRIVATE to zkl-bench: not installed, not part of the API.
+ *
+ * zkl-bench measures zkl against the "floor" (the same protocol written by
+ * hand on raw libzookeeper-mt calls, in the same process, on the same
+ * server) and prints one table: see docs/performance.md.  This header holds
+ * what the scenario files share: options, clocks, samples, results,
+ * targets, the server's counters and the raw floor.
+ */
+#ifndef ZKL_BENCH_H
+#define ZKL_BENCH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl.h"
+
+/* ---- options ------------------------------------------------------------ */
+
+#define BENCH_MAX_LIST 8
+
+typedef struct bench_opts {
+  const char *hosts;       /* the ensemble, as zookeeper_init() takes it   */
+  const char *csv_path;    /* --csv: where the CSV goes (NULL: none)       */
+  const char *merge_path;  /* --merge: rows of another run (kazoo_bench.py)*/
+  const char *config;      /* --config: label of the server's config       */
+  int quick;               /* --quick: a smoke run of a few seconds        */
+  unsigned only;           /* bit s set: run scenario s (1..7)             */
+  int iters;               /* S1, S2: measured operations per variant      */
+  double duration_s;       /* S3, S5: seconds per run                       */
+  int ns[BENCH_MAX_LIST], n_ns;         /* S3: contender counts        */
+  int queues[BENCH_MAX_LIST], n_queues; /* S4: queue lengths           */
+  int readers, writers;    /* S5                                            */
+  int rounds;              /* S6: clean resign rounds                       */
+  int kill_rounds;         /* S6: killed-leader rounds                      */
+  int kill_timeout_ms;     /* S6: session timeout of the killed leader      */
+  int waiters;             /* S7: waiting mutex objects                     */
+  char root[128];          /* this run's private tree: /zkl-bench/<id>      */
+} bench_opts_t;
+
+/* ---- clocks and samples (stats.c) ----------------------------------------- */
+
+int64_t bench_now_ns(void); /* CLOCK_MONOTONIC */
+void bench_sleep_ms(int ms);
+
+/* A growing array of measurements (latencies in µs, mostly). */
+typedef struct samples {
+  double *v;
+  size_t n, cap;
+} samples_t;
+
+void samples_add(samples_t *s, double x);
+/* The q-quantile (0..1) by nearest rank; sorts s.  NAN when empty. */
+double samples_quantile(samples_t *s, double q);
+void samples_free(samples_t *s);
+/* Thread-safe collector: several threads add to one samples_t. */
+typedef struct samples_mt {
+  pthread_mutex_t mu;
+  samples_t s;
+} samples_mt_t;
+void samples_mt_init(samples_mt_t *m);
+void samples_mt_add(samples_mt_t *m, double x);
+void samples_mt_fini(samples_mt_t *m);
+
+/* ---- results and targets (stats.c) ---------------------------------------- */
+
+/* One measured figure: `median` holds the value for single figures (a
+ * rate, a ratio, a count), and p99 is NAN then. */
+typedef struct result {
+  char scenario[4]; /* "1".."7"                                       */
+  char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
+  char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo"           */
+  char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
+  char unit[8];     /* "us", "ms", "1/s", "B", ""                      */
+  double median, p99;
+  long n;           /* how many samples (or operations) behind it      */
+} result_t;
+
+void result_add(const char *scenario, const char *kase, const char *impl,
+                const char *metric, const char *unit, double median,
+                double p99, long n);
+/* Adds median and p99 of s (in the unit given) and frees s. */
+void result_add_samples(const char *scenario, const char *kase,
+                        const char *impl, const char *metric,
+                        const char *unit, samples_t *s);
+const result_t *result_find(const char *scenario, const char *kase,
+                            const char *impl, const char *metric);
+
+typedef enum { CMP_LE, CMP_GE } cmp_t;
+/* Records a target of the issue: measured `cmp` limit; NAN measured
+ * (something missing) is reported as n/a. */
+void target_add(const char *scenario, const char *what, double measured,
+                cmp_t cmp, double limit);
+
+/* Reads rows written by another run (kazoo_bench.py) in our CSV format.
+ * 0, or -1 with a message on stderr. */
+int results_merge(const char *path);
+/* Prints the results and the targets as two tables. */
+void results_print(FILE *f, const char *config);
+/* Writes every result and target as CSV.  0 or -1. */
+int results_write_csv(const char *path, const char *config);
+/* How many targets were missed / not measured. */
+int targets_missed(void);
+void results_free(void);
+
+/* ---- the server's own counters (server.c) ------------------------------- */
+
+/* What the four-letter words `mntr` and `srvr` say; server-wide figures. */
+typedef struct srv_counters {
+  double packets_received; /* requests of every client, pings included   */
+  double packets_sent;     /* replies and watch notifications            */
+  double bytes_received;   /* request bytes                              */
+  double response_bytes;   /* reply bytes (notifications not counted)    */
+  double reads, writes;    /* requests by kind (read/update latency cnt) */
+  double watches;          /* watches set now                            */
+  int64_t zxid;            /* last zxid (srvr), -1 if unknown            */
+} srv_counters_t;
+
+/* Samples the counters of the first server in `hosts`.  0 or -1. */
+int srv_sample(const char *hosts, srv_counters_t *out);
+/* b - a, minus what the sampling itself costs (measured once at start by
+ * srv_calibrate()). */
+void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
+               srv_counters_t *out);
+int srv_calibrate(const char *hosts);
+/* Waits (bounded by timeout_ms) until the server holds at least `count`
+ * watches.  0, or -1 on timeout. */
+int srv_wait_watches(const char *hosts, double count, int timeout_ms);
+/* How many sessions other than `except` watch `path` (wchp), -1 on
+ * failure; and a bounded wait until there is one (0, or -1). */
+int srv_watchers(const char *hosts, const char *path, int64_t except);
+int srv_wait_watched(const char *hosts, const char *path, int64_t except,
+                     int timeout_ms);
+/* Adds the per-operation server figures of a measured window to the
+ * results: requests/op, reads/op, writes/op, bytes/op. */
+void srv_report(const char *scenario, const char *kase, const char *impl,
+                const char *per, const srv_counters_t *d, double ops);
+
+/* ---- the raw floor (floor.c) ---------------------------------------------- */
+
+/* A raw session: zookeeper_init and a wait for the connection. */
+zhandle_t *floor_open(const char *hosts, int timeout_ms);
+void floor_close(zhandle_t *zh);
+
+typedef enum {
+  FLOOR_MUTEX,  /* "-lock-" nodes: the lowest holds, watch the predecessor */
+  FLOOR_WRITER, /* "__WRIT__": the same, in a read/write queue             */
+  FLOOR_READER  /* "__READ__": waits only for the writers below           */
+} floor_kind_t;
+
+/* The classic lock protocol by hand: create EPHEMERAL_SEQUENTIAL, list,
+ * exists-watch the node to wait for, list again after every wake-up, and
+ * at once when the node to watch is already gone. */
+typedef struct floor_lock {
+  zhandle_t *zh;
+  const char *root;
+  floor_kind_t kind;
+  char marker[16];        /* "lock-", "__READ__", "__WRIT__"         */
+  char node[256];         /* our node while queued or holding        */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int fired;              /* watch event since armed (guarded by mu) */
+  atomic_int armed;       /* waiting with a watch set on the server  */
+} floor_lock_t;
+
+int floor_lock_init(floor_lock_t *l, zhandle_t *zh, const char *root,
+                    floor_kind_t kind);
+/* Must outlive the zhandle's last watch event: free after floor_close(). */
+void floor_lock_fini(floor_lock_t *l);
+/* 0 held, or a ZooKeeper code / -1 (timeout). */
+int floor_lock_acquire(floor_lock_t *l, int timeout_ms);
+int floor_lock_release(floor_lock_t *l);
+
+/* One uncontended cycle: create, getChildren, delete, each after the
+ * other's answer.  0 or a ZooKeeper code. */
+int floor_cycle_seq(zhandle_t *zh, const char *root);
+/* The same with create and getChildren sent back to back (the server
+ * answers a session in order, so the listing already holds the node). */
+int floor_cycle_pipelined(zhandle_t *zh, const char *root);
+
+/* ---- helpers shared by the scenarios (zkl-bench.c) -------------------------- */
+
+/* Creates path (and missing parents) as persistent nodes.  0 or a code. */
+int bench_mkpath(zhandle_t *zh, const char *path);
+/* Deletes path and everything below it.  0 or a code. */
+int bench_rmtree(zhandle_t *zh, const char *path);
+/* snprintf into a fixed buffer: the path "<root>/<a>/<b>". */
+void bench_path(char *buf, size_t len, const char *root, const char *a,
+                const char *b);
+zkl_session_t *bench_zkl_open(const char *hosts, int timeout_ms);
+/* Counts the children of path (-1 on error). */
+int bench_children(zhandle_t *zh, const char *path);
+/* Error reporting: prints and counts a failure of the run. */
+void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int bench_failures(void);
+void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The admin session of the run (raw): setup, cleanup, listings. */
+extern zhandle_t *bench_admin;
+
+/* ---- the scenarios ------------------------------------------------------------ */
+
+void sc_uncontended(const bench_opts_t *o); /* 1  sc-cycle.c    */
+void sc_trylock(const bench_opts_t *o);     /* 2  sc-cycle.c    */
+void sc_contended(const bench_opts_t *o);   /* 3  sc-handoff.c  */
+void sc_wake_cost(const bench_opts_t *o);   /* 4  sc-queue.c    */
+void sc_rwlock(const bench_opts_t *o);      /* 5  sc-handoff.c  */
+void sc_election(const bench_opts_t *o);    /* 6  sc-election.c */
+void sc_memory(const bench_opts_t *o);      /* 7  sc-queue.c    */
+/* The issue's targets, from the results (and merged rows): targets.c. */
+void bench_targets(const bench_opts_t *o);
+/* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */
+int sc_election_child(const char *hosts, const char *path, int timeout_ms);
+
+#endif /* ZKL_BENCH_H */

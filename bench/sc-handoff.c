@@ -1,0 +1,233 @@
+/* bench/sc-handoff.c - scenarios 3 and 5: contenders looping lock/unlock
+ * on one path for a fixed time, each on a session of its own (threads).
+ *
+ * An exclusive run (mutex, writers) counts handoffs per second, the
+ * handoff latency (from the holder's unlock call to the next holder's
+ * lock returning), fairness (fewest / most acquisitions of a contender)
+ * and checks that no two ever hold at once.  A shared run (readers) counts
+ * cycles per second and the cycle latency. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define LOCK_TIMEOUT_MS 60000 /* a contender never waits longer */
+
+typedef enum { IMPL_FLOOR, IMPL_ZKL } impl_t;
+typedef enum { LOCK_MUTEX, LOCK_READ, LOCK_WRITE } lock_kind_t;
+
+typedef struct runner runner_t;
+
+typedef struct contender {
+  runner_t *r;
+  pthread_t th;
+  zhandle_t *zh;          /* floor */
+  floor_lock_t fl;
+  zkl_session_t *s;       /* zkl   */
+  zkl_mutex_t *m;
+  zkl_rwlock_t *rw;
+  long counted, total;
+} contender_t;
+
+struct runner {
+  impl_t impl;
+  lock_kind_t kind;
+  int n;
+  contender_t *c;
+  pthread_barrier_t start;
+  atomic_int stop;
+  atomic_int holders;
+  atomic_int violations;
+  atomic_llong last_release;
+  samples_mt_t lat;
+};
+
+static int is_exclusive(const runner_t *r) { return r->kind != LOCK_READ; }
+
+static int do_lock(contender_t *c) {
+  runner_t *r = c->r;
+  if (r->impl == IMPL_FLOOR) return floor_lock_acquire(&c->fl, LOCK_TIMEOUT_MS);
+  switch (r->kind) {
+  case LOCK_MUTEX: return zkl_mutex_timedlock(c->m, LOCK_TIMEOUT_MS);
+  case LOCK_READ: return zkl_rwlock_timedrdlock(c->rw, LOCK_TIMEOUT_MS);
+  default: return zkl_rwlock_timedwrlock(c->rw, LOCK_TIMEOUT_MS);
+  }
+}
+
+static int do_unlock(contender_t *c) {
+  runner_t *r = c->r;
+  if (r->impl == IMPL_FLOOR) return floor_lock_release(&c->fl);
+  return r->kind == LOCK_MUTEX ? zkl_mutex_unlock(c->m)
+                               : zkl_rwlock_unlock(c->rw);
+}
+
+static void *contender_main(void *arg) {
+  contender_t *c = arg;
+  runner_t *r = c->r;
+  pthread_barrier_wait(&r->start);
+  while (!atomic_load(&r->stop)) {
+    int64_t t_req = bench_now_ns();
+    int rc = do_lock(c);
+    if (rc != 0) {
+      bench_fail("contender: lock: %d %s", rc,
+                 r->impl == IMPL_ZKL ? zkl_last_error() : zerror(rc));
+      break;
+    }
+    int64_t t_acq = bench_now_ns();
+    int stopped = atomic_load(&r->stop);
+    if (is_exclusive(r)) {
+      if (atomic_fetch_add(&r->holders, 1) != 0)
+        atomic_fetch_add(&r->violations, 1);
+      int64_t prev = atomic_load(&r->last_release);
+      if (!stopped && prev != 0)
+        samples_mt_add(&r->lat, (double)(t_acq - prev) / 1e3);
+      atomic_fetch_sub(&r->holders, 1);
+      atomic_store(&r->last_release, bench_now_ns());
+    }
+    if (!stopped) c->counted++;
+    c->total++;
+    rc = do_unlock(c);
+    if (rc != 0)
+      bench_fail("contender: unlock: %d %s", rc,
+                 r->impl == IMPL_ZKL ? zkl_last_error() : zerror(rc));
+    if (!is_exclusive(r) && !stopped)
+      samples_mt_add(&r->lat, (double)(bench_now_ns() - t_req) / 1e3);
+  }
+  return NULL;
+}
+
+static int contender_setup(contender_t *c, const char *hosts,
+                           const char *path) {
+  runner_t *r = c->r;
+  if (r->impl == IMPL_FLOOR) {
+    c->zh = floor_open(hosts, 10000);
+    floor_kind_t k = r->kind == LOCK_MUTEX  ? FLOOR_MUTEX
+                     : r->kind == LOCK_READ ? FLOOR_READER
+                                            : FLOOR_WRITER;
+    return c->zh != NULL && floor_lock_init(&c->fl, c->zh, path, k) == 0
+               ? 0
+               : -1;
+  }
+  if ((c->s = bench_zkl_open(hosts, 0)) == NULL) return -1;
+  return r->kind == LOCK_MUTEX ? zkl_mutex_create(&c->m, c->s, path, NULL)
+                               : zkl_rwlock_create(&c->rw, c->s, path, NULL);
+}
+
+static void contender_teardown(contender_t *c) {
+  if (c->r->impl == IMPL_FLOOR) {
+    if (c->zh != NULL) {
+      floor_close(c->zh); /* before the lock: its watches point at it */
+      floor_lock_fini(&c->fl);
+    }
+    return;
+  }
+  zkl_mutex_destroy(c->m);
+  zkl_rwlock_destroy(c->rw);
+  zkl_session_close(c->s);
+}
+
+/* Runs n contenders for duration_s and adds the results under
+ * scenario/kase/impl.  `what` names the rate ("handoffs/s", "cycles/s"). */
+static void run_contenders(const bench_opts_t *o, const char *scenario,
+                           const char *kase, impl_t impl, lock_kind_t kind,
+                           int n, const char *path) {
+  runner_t r;
+  memset(&r, 0, sizeof r);
+  r.impl = impl;
+  r.kind = kind;
+  r.n = n;
+  r.c = calloc((size_t)n, sizeof *r.c);
+  samples_mt_init(&r.lat);
+  const char *impl_name = impl == IMPL_FLOOR ? "floor" : "zkl";
+  int ready = 0, started = 0;
+  if (r.c == NULL) goto out;
+  for (ready = 0; ready < n; ready++) {
+    r.c[ready].r = &r;
+    if (contender_setup(&r.c[ready], o->hosts, path) != 0) {
+      bench_fail("S%s %s %s: contender %d: setup failed", scenario, kase,
+                 impl_name, ready);
+      ready++;
+      goto out;
+    }
+  }
+  pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
+  for (started = 0; started < n; started++)
+    if (pthread_create(&r.c[started].th, NULL, contender_main,
+                       &r.c[started]) != 0)
+      break;
+  if (started < n) { /* cannot happen with the counts we use: give up */
+    bench_fail("S%s: cannot start %d threads", scenario, n);
+    exit(1);
+  }
+  srv_counters_t a, b, d;
+  int counted = srv_sample(o->hosts, &a) == 0;
+  pthread_barrier_wait(&r.start);
+  int64_t t0 = bench_now_ns();
+  bench_sleep_ms((int)(o->duration_s * 1000));
+  atomic_store(&r.stop, 1);
+  double elapsed = (double)(bench_now_ns() - t0) / 1e9;
+  for (int i = 0; i < n; i++) pthread_join(r.c[i].th, NULL);
+  pthread_barrier_destroy(&r.start);
+  counted = counted && srv_sample(o->hosts, &b) == 0;
+
+  long sum = 0, total = 0, lo = -1, hi = 0;
+  for (int i = 0; i < n; i++) {
+    sum += r.c[i].counted;
+    total += r.c[i].total;
+    if (lo < 0 || r.c[i].counted < lo) lo = r.c[i].counted;
+    if (r.c[i].counted > hi) hi = r.c[i].counted;
+  }
+  int excl = is_exclusive(&r);
+  result_add(scenario, kase, impl_name, excl ? "handoffs/s" : "cycles/s",
+             "1/s", (double)sum / elapsed, NAN, sum);
+  result_add_samples(scenario, kase, impl_name, excl ? "handoff" : "cycle",
+                     "us", &r.lat.s);
+  result_add(scenario, kase, impl_name, "fairness", "",
+             hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
+  if (counted) {
+    srv_delta(&a, &b, &d);
+    srv_report(scenario, kase, impl_name, excl ? "handoff" : "cycle", &d,
+               (double)total);
+  }
+  if (atomic_load(&r.violations) > 0)
+    bench_fail("S%s %s %s: %d times two contenders held at once", scenario,
+               kase, impl_name, atomic_load(&r.violations));
+out:
+  for (int i = 0; i < ready; i++) contender_teardown(&r.c[i]);
+  samples_mt_fini(&r.lat);
+  free(r.c);
+}
+
+void sc_contended(const bench_opts_t *o) {
+  for (int i = 0; i < o->n_ns; i++) {
+    char kase[24], path[256], leaf[32];
+    snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
+    for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+      snprintf(leaf, sizeof leaf, "s3-%s-%d", impl == IMPL_FLOOR ? "floor"
+                                                                 : "zkl",
+               o->ns[i]);
+      bench_path(path, sizeof path, o->root, leaf, NULL);
+      bench_mkpath(bench_admin, path);
+      run_contenders(o, "3", kase, (impl_t)impl, LOCK_MUTEX, o->ns[i], path);
+      printf("  S3 %s %s done\n", kase, impl == IMPL_FLOOR ? "floor" : "zkl");
+    }
+  }
+}
+
+void sc_rwlock(const bench_opts_t *o) {
+  char kase[24], path[256], leaf[32];
+  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+    const char *name = impl == IMPL_FLOOR ? "floor" : "zkl";
+    snprintf(kase, sizeof kase, "R=%d", o->readers);
+    snprintf(leaf, sizeof leaf, "s5-read-%s", name);
+    bench_path(path, sizeof path, o->root, leaf, NULL);
+    bench_mkpath(bench_admin, path);
+    run_contenders(o, "5", kase, (impl_t)impl, LOCK_READ, o->readers, path);
+    snprintf(kase, sizeof kase, "W=%d", o->writers);
+    snprintf(leaf, sizeof leaf, "s5-write-%s", name);
+    bench_path(path, sizeof path, o->root, leaf, NULL);
+    bench_mkpath(bench_admin, path);
+    run_contenders(o, "5", kase, (impl_t)impl, LOCK_WRITE, o->writers, path);
+  }
+}

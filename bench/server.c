@@ -1,0 +1,201 @@
+/* bench/server.c - the server's own counters, read with the four-letter
+ * words `mntr` and `srvr` (the harness whitelists them): requests, reads,
+ * writes, bytes and watches, server-wide.  A measured window is the
+ * difference of two samples minus what one sample itself costs. */
+#include <math.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* The cost of one srv_sample() in the counters, measured at start. */
+static srv_counters_t overhead;
+
+/* The first host:port of a host list "h1:p1,h2:p2/chroot". */
+static int first_host(const char *hosts, char *host, size_t hlen, char *port,
+                      size_t plen) {
+  size_t n = strcspn(hosts, ",/");
+  const char *colon = memchr(hosts, ':', n);
+  if (colon == NULL || (size_t)(colon - hosts) >= hlen) return -1;
+  size_t pl = n - (size_t)(colon - hosts) - 1;
+  if (pl == 0 || pl >= plen) return -1;
+  memcpy(host, hosts, (size_t)(colon - hosts));
+  host[colon - hosts] = '\0';
+  memcpy(port, colon + 1, pl);
+  port[pl] = '\0';
+  return 0;
+}
+
+/* Sends a four-letter word and reads the whole answer into a malloc'd
+ * string.  NULL on failure. */
+static char *four_letters(const char *hosts, const char *word) {
+  char host[256], port[16];
+  if (first_host(hosts, host, sizeof host, port, sizeof port) != 0)
+    return NULL;
+  struct addrinfo hints, *ai = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &ai) != 0) return NULL;
+  int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+  struct timeval tv = {2, 0};
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  if (fd < 0) goto out;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+      write(fd, word, strlen(word)) != (ssize_t)strlen(word))
+    goto out;
+  for (;;) {
+    if (cap - len < 4096) {
+      char *nb = realloc(buf, cap + 16384);
+      if (nb == NULL) break;
+      buf = nb;
+      cap += 16384;
+    }
+    ssize_t r = read(fd, buf + len, cap - len - 1);
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  if (buf != NULL) buf[len] = '\0';
+out:
+  if (fd >= 0) close(fd);
+  freeaddrinfo(ai);
+  if (buf != NULL && len == 0) {
+    free(buf);
+    buf = NULL;
+  }
+  return buf;
+}
+
+/* The value of "key<TAB>value" in a mntr answer, NAN if absent. */
+static double mntr_value(const char *text, const char *key) {
+  size_t kl = strlen(key);
+  for (const char *p = text; p != NULL && *p != '\0';) {
+    if (strncmp(p, key, kl) == 0 && p[kl] == '\t') return strtod(p + kl + 1, NULL);
+    p = strchr(p, '\n');
+    if (p != NULL) p++;
+  }
+  return NAN;
+}
+
+int srv_sample(const char *hosts, srv_counters_t *out) {
+  memset(out, 0, sizeof *out);
+  out->zxid = -1;
+  char *m = four_letters(hosts, "mntr");
+  if (m == NULL) return -1;
+  out->packets_received = mntr_value(m, "zk_packets_received");
+  out->packets_sent = mntr_value(m, "zk_packets_sent");
+  out->bytes_received = mntr_value(m, "zk_bytes_received_count");
+  out->response_bytes = mntr_value(m, "zk_response_bytes");
+  out->reads = mntr_value(m, "zk_cnt_readlatency");
+  out->writes = mntr_value(m, "zk_cnt_updatelatency");
+  out->watches = mntr_value(m, "zk_watch_count");
+  free(m);
+  char *s = four_letters(hosts, "srvr");
+  if (s != NULL) {
+    const char *z = strstr(s, "Zxid: ");
+    if (z != NULL) out->zxid = strtoll(z + 6, NULL, 16);
+    free(s);
+  }
+  return isnan(out->packets_received) ? -1 : 0;
+}
+
+static void raw_delta(const srv_counters_t *a, const srv_counters_t *b,
+                      srv_counters_t *d) {
+  d->packets_received = b->packets_received - a->packets_received;
+  d->packets_sent = b->packets_sent - a->packets_sent;
+  d->bytes_received = b->bytes_received - a->bytes_received;
+  d->response_bytes = b->response_bytes - a->response_bytes;
+  d->reads = b->reads - a->reads;
+  d->writes = b->writes - a->writes;
+  d->watches = b->watches - a->watches;
+  d->zxid = a->zxid >= 0 && b->zxid >= 0 ? b->zxid - a->zxid : -1;
+}
+
+void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
+               srv_counters_t *out) {
+  raw_delta(a, b, out);
+  out->packets_received -= overhead.packets_received;
+  out->packets_sent -= overhead.packets_sent;
+  out->bytes_received -= overhead.bytes_received;
+  out->response_bytes -= overhead.response_bytes;
+  out->reads -= overhead.reads;
+  out->writes -= overhead.writes;
+}
+
+/* The smallest difference over a few back-to-back samples is what one
+ * sample costs (a client's ping in between can only add). */
+int srv_calibrate(const char *hosts) {
+  srv_counters_t a, b, d;
+  if (srv_sample(hosts, &a) != 0) return -1;
+  for (int i = 0; i < 4; i++) {
+    if (srv_sample(hosts, &b) != 0) return -1;
+    raw_delta(&a, &b, &d);
+    if (i == 0 || d.packets_received < overhead.packets_received)
+      overhead = d;
+    a = b;
+  }
+  overhead.watches = 0;
+  overhead.zxid = 0;
+  return 0;
+}
+
+int srv_wait_watches(const char *hosts, double count, int timeout_ms) {
+  int64_t deadline = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+  for (int pause = 1;; pause = pause < 20 ? pause * 2 : 20) {
+    srv_counters_t c;
+    if (srv_sample(hosts, &c) == 0 && c.watches >= count) return 0;
+    if (bench_now_ns() > deadline) return -1;
+    bench_sleep_ms(pause);
+  }
+}
+
+void srv_report(const char *scenario, const char *kase, const char *impl,
+                const char *per, const srv_counters_t *d, double ops) {
+  if (ops <= 0) return;
+  char metric[24];
+  long n = (long)ops;
+  snprintf(metric, sizeof metric, "requests/%s", per);
+  result_add(scenario, kase, impl, metric, "", d->packets_received / ops, NAN,
+             n);
+  snprintf(metric, sizeof metric, "reads/%s", per);
+  result_add(scenario, kase, impl, metric, "", d->reads / ops, NAN, n);
+  snprintf(metric, sizeof metric, "writes/%s", per);
+  result_add(scenario, kase, impl, metric, "", d->writes / ops, NAN, n);
+  snprintf(metric, sizeof metric, "bytes/%s", per);
+  result_add(scenario, kase, impl, metric, "B",
+             (d->bytes_received + d->response_bytes) / ops, NAN, n);
+}
+
+int srv_watchers(const char *hosts, const char *path, int64_t except) {
+  char *w = four_letters(hosts, "wchp");
+  if (w == NULL) return -1;
+  int n = 0, in = 0;
+  size_t pl = strlen(path);
+  for (char *line = w; line != NULL && *line != '\0';) {
+    char *next = strchr(line, '\n');
+    if (next != NULL) *next++ = '\0';
+    if (line[0] == '/') in = strncmp(line, path, pl) == 0 && line[pl] == '\0';
+    else if (in && line[0] == '\t' &&
+             strtoll(line + 1, NULL, 16) != (long long)except)
+      n++;
+    line = next;
+  }
+  free(w);
+  return n;
+}
+
+int srv_wait_watched(const char *hosts, const char *path, int64_t except,
+                     int timeout_ms) {
+  int64_t deadline = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+  for (int pause = 1;; pause = pause < 20 ? pause * 2 : 20) {
+    if (srv_watchers(hosts, path, except) > 0) return 0;
+    if (bench_now_ns() > deadline) return -1;
+    bench_sleep_ms(pause);
+  }
+}

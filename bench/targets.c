@@ -1,0 +1,71 @@
+/* bench/targets.c - the targets of issue 6, judged from one run's results
+ * (zkl's, the floor's and the merged kazoo rows): reported, never asserted. */
+#include <math.h>
+#include <stdio.h>
+
+#include "bench.h"
+
+static double value(const char *scenario, const char *kase, const char *impl,
+                    const char *metric) {
+  const result_t *r = result_find(scenario, kase, impl, metric);
+  return r != NULL ? r->median : NAN;
+}
+
+static double ratio(const char *scenario, const char *kase,
+                    const char *impl_a, const char *impl_b,
+                    const char *metric) {
+  double b = value(scenario, kase, impl_b, metric);
+  return b != 0 ? value(scenario, kase, impl_a, metric) / b : NAN;
+}
+
+void bench_targets(const bench_opts_t *o) {
+  char what[96], kase[24];
+  if (o->only & (1u << 1)) {
+    double r = ratio("1", "cycle", "zkl", "floor", "latency");
+    target_add("1", "zkl cycle / sequential floor (median)", r, CMP_LE, 1.0);
+    target_add("1", "zkl cycle / sequential floor: beat it by pipelining", r,
+               CMP_LE, 0.75);
+  }
+  if (o->only & (1u << 2)) {
+    target_add("2", "requests per trylock on a held lock",
+               value("2", "held", "zkl", "requests/try"), CMP_LE, 1.0);
+    target_add("2", "writes per trylock on a held lock",
+               value("2", "held", "zkl", "writes/try"), CMP_LE, 0);
+    target_add("2", "zxid moved during the trylocks",
+               value("2", "held", "zkl", "zxid-delta"), CMP_LE, 0);
+  }
+  if (o->only & (1u << 3))
+    for (int i = 0; i < o->n_ns; i++) {
+      snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
+      snprintf(what, sizeof what, "zkl / floor handoffs/s at N=%d", o->ns[i]);
+      target_add("3", what, ratio("3", kase, "zkl", "floor", "handoffs/s"),
+                 CMP_GE, 0.9);
+      if (o->ns[i] < 8) continue;
+      snprintf(what, sizeof what, "zkl / kazoo handoffs/s at N=%d", o->ns[i]);
+      target_add("3", what, ratio("3", kase, "zkl", "kazoo", "handoffs/s"),
+                 CMP_GE, 2.0);
+    }
+  if ((o->only & (1u << 4)) && o->n_queues > 1) {
+    int lo = o->queues[0], hi = o->queues[0];
+    for (int i = 1; i < o->n_queues; i++) {
+      if (o->queues[i] < lo) lo = o->queues[i];
+      if (o->queues[i] > hi) hi = o->queues[i];
+    }
+    char klo[24], khi[24];
+    snprintf(klo, sizeof klo, "Q=%d", lo);
+    snprintf(khi, sizeof khi, "Q=%d", hi);
+    double b = value("4", klo, "zkl", "bytes/handoff");
+    snprintf(what, sizeof what, "zkl server bytes/handoff Q=%d / Q=%d", hi, lo);
+    target_add("4", what,
+               b != 0 ? value("4", khi, "zkl", "bytes/handoff") / b : NAN,
+               CMP_LE, 1.5);
+  }
+  if (o->only & (1u << 6))
+    target_add("6", "zkl clean resign takeover / one floor handoff",
+               ratio("6", "resign", "zkl", "floor", "takeover"), CMP_LE, 2.0);
+  if (o->only & (1u << 7)) {
+    snprintf(kase, sizeof kase, "W=%d", o->waiters);
+    target_add("7", "RSS per waiting mutex object (bytes)",
+               value("7", kase, "zkl", "rss/waiter"), CMP_LE, 4096);
+  }
+}

@@ -1,0 +1,311 @@
+/* bench/zkl-bench.c - zkl-bench: zkl against the raw ZooKeeper floor (and,
+ * merged from bench/kazoo_bench.py, kazoo), scenario by scenario.
+ *
+ *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
+ *
+ * Every scenario is bounded in time and operations; the run works in a
+ * private tree /zkl-bench/<pid>-<time> that it deletes at the end.  Targets
+ * are reported (met / MISSED), never asserted: the exit status is 0 when
+ * every scenario ran, 1 when one failed, 2 for a usage error. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+zhandle_t *bench_admin;
+static atomic_int failures;
+
+void bench_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "zkl-bench: error: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  atomic_fetch_add(&failures, 1);
+}
+
+int bench_failures(void) { return atomic_load(&failures); }
+
+void bench_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "zkl-bench: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+void bench_path(char *buf, size_t len, const char *root, const char *a,
+                const char *b) {
+  snprintf(buf, len, "%s%s%s%s%s", root, a ? "/" : "", a ? a : "",
+           b ? "/" : "", b ? b : "");
+}
+
+int bench_mkpath(zhandle_t *zh, const char *path) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    int zrc = zoo_create(zh, buf, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    *p = c;
+    if (zrc != ZOK && zrc != ZNODEEXISTS) return zrc;
+    if (c == '\0') return 0;
+  }
+}
+
+int bench_rmtree(zhandle_t *zh, const char *path) {
+  struct String_vector kids = {0, NULL};
+  int zrc = zoo_get_children(zh, path, 0, &kids);
+  if (zrc == ZNONODE) return 0;
+  if (zrc != ZOK) return zrc;
+  for (int i = 0; i < kids.count; i++) {
+    char child[1024];
+    snprintf(child, sizeof child, "%s/%s", path, kids.data[i]);
+    bench_rmtree(zh, child);
+  }
+  deallocate_String_vector(&kids);
+  zrc = zoo_delete(zh, path, -1);
+  return zrc == ZNONODE ? 0 : zrc;
+}
+
+int bench_children(zhandle_t *zh, const char *path) {
+  struct String_vector kids = {0, NULL};
+  if (zoo_get_children(zh, path, 0, &kids) != ZOK) return -1;
+  int n = kids.count;
+  deallocate_String_vector(&kids);
+  return n;
+}
+
+zkl_session_t *bench_zkl_open(const char *hosts, int timeout_ms) {
+  zkl_session_opts_t so;
+  zkl_session_opts_init(&so);
+  if (timeout_ms > 0) so.session_timeout_ms = timeout_ms;
+  zkl_session_t *s = NULL;
+  int rc = zkl_session_open(&s, hosts, &so);
+  if (rc != 0) {
+    bench_fail("zkl_session_open(%s): %s: %s", hosts, zkl_strerror(rc),
+               zkl_last_error());
+    return NULL;
+  }
+  return s;
+}
+
+/* ---- options ---------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: zkl-bench [options]\n"
+"  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
+"  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-7)\n"
+"      --iters N         S1/S2 operations per variant (default 1000)\n"
+"      --duration SEC    S3/S5 seconds per run (default 5)\n"
+"      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
+"      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
+"      --readers N       S5 readers (default 32)\n"
+"      --writers N       S5 writers (default 8)\n"
+"      --rounds N        S6 clean resign rounds (default 50)\n"
+"      --kill-rounds N   S6 killed-leader rounds (default 3)\n"
+"      --kill-timeout MS S6 session timeout of the killed leader (default 2000)\n"
+"      --waiters N       S7 waiting mutex objects (default 1000)\n"
+"      --config LABEL    server config label for the table and CSV\n"
+"      --csv FILE        write every result and target as CSV\n"
+"      --merge FILE      add rows of another run (bench/kazoo_bench.py --csv)\n"
+"  -h, --help\n");
+}
+
+static int parse_list(const char *s, int *out, int max) {
+  int n = 0;
+  while (*s != '\0' && n < max) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v <= 0 || v > 100000) return -1;
+    out[n++] = (int)v;
+    s = *end == ',' ? end + 1 : end;
+    if (*end != ',' && *end != '\0') return -1;
+  }
+  return n;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static void defaults(bench_opts_t *o, int quick) {
+  static const int ns[] = {2, 8, 32, 128}, qs[] = {10, 100, 1000};
+  static const int qns[] = {2, 8}, qqs[] = {10, 100};
+  o->iters = quick ? 100 : 1000;
+  o->duration_s = quick ? 0.5 : 5;
+  o->n_ns = quick ? 2 : 4;
+  memcpy(o->ns, quick ? qns : ns, sizeof(int) * (size_t)o->n_ns);
+  o->n_queues = quick ? 2 : 3;
+  memcpy(o->queues, quick ? qqs : qs, sizeof(int) * (size_t)o->n_queues);
+  o->readers = quick ? 8 : 32;
+  o->writers = quick ? 2 : 8;
+  o->rounds = quick ? 5 : 50;
+  o->kill_rounds = quick ? 1 : 3;
+  o->kill_timeout_ms = quick ? 1000 : 2000;
+  o->waiters = quick ? 100 : 1000;
+}
+
+enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
+       OPT_READERS, OPT_WRITERS, OPT_ROUNDS, OPT_KILL_ROUNDS, OPT_KILL_TIMEOUT,
+       OPT_WAITERS, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_CHILD };
+
+static int parse_args(int argc, char **argv, bench_opts_t *o) {
+  static const struct option longs[] = {
+      {"hosts", required_argument, NULL, 's'},
+      {"quick", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {"only", required_argument, NULL, OPT_ONLY},
+      {"iters", required_argument, NULL, OPT_ITERS},
+      {"duration", required_argument, NULL, OPT_DURATION},
+      {"contenders", required_argument, NULL, OPT_CONTENDERS},
+      {"queues", required_argument, NULL, OPT_QUEUES},
+      {"readers", required_argument, NULL, OPT_READERS},
+      {"writers", required_argument, NULL, OPT_WRITERS},
+      {"rounds", required_argument, NULL, OPT_ROUNDS},
+      {"kill-rounds", required_argument, NULL, OPT_KILL_ROUNDS},
+      {"kill-timeout", required_argument, NULL, OPT_KILL_TIMEOUT},
+      {"waiters", required_argument, NULL, OPT_WAITERS},
+      {"config", required_argument, NULL, OPT_CONFIG},
+      {"csv", required_argument, NULL, OPT_CSV},
+      {"merge", required_argument, NULL, OPT_MERGE},
+      {NULL, 0, NULL, 0}};
+  /* --quick first: the other options then override its defaults */
+  int quick = 0;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quick") == 0)
+      quick = 1;
+  memset(o, 0, sizeof *o);
+  defaults(o, quick);
+  o->quick = quick;
+  o->only = 0xfe;
+  o->config = "default";
+  o->hosts = getenv("ZKL_TEST_HOSTS");
+  if (o->hosts == NULL || *o->hosts == '\0') o->hosts = "127.0.0.1:2181";
+  int c, bad = 0;
+  while (!bad && (c = getopt_long(argc, argv, "s:qh", longs, NULL)) != -1) {
+    int list[BENCH_MAX_LIST], n;
+    switch (c) {
+    case 's': o->hosts = optarg; break;
+    case 'q': break;
+    case 'h': usage(stdout); exit(0);
+    case OPT_ONLY:
+      n = parse_list(optarg, list, BENCH_MAX_LIST);
+      o->only = 0;
+      for (int i = 0; i < n; i++)
+        if (list[i] <= 7) o->only |= 1u << list[i];
+      bad = n <= 0 || o->only == 0;
+      break;
+    case OPT_ITERS: bad = parse_int(optarg, 1, 1000000, &o->iters); break;
+    case OPT_DURATION:
+      o->duration_s = strtod(optarg, NULL);
+      bad = !(o->duration_s > 0 && o->duration_s <= 600);
+      break;
+    case OPT_CONTENDERS:
+      bad = (o->n_ns = parse_list(optarg, o->ns, BENCH_MAX_LIST)) <= 0;
+      break;
+    case OPT_QUEUES:
+      bad = (o->n_queues = parse_list(optarg, o->queues, BENCH_MAX_LIST)) <= 0;
+      break;
+    case OPT_READERS: bad = parse_int(optarg, 1, 1024, &o->readers); break;
+    case OPT_WRITERS: bad = parse_int(optarg, 1, 1024, &o->writers); break;
+    case OPT_ROUNDS: bad = parse_int(optarg, 1, 100000, &o->rounds); break;
+    case OPT_KILL_ROUNDS:
+      bad = parse_int(optarg, 0, 100, &o->kill_rounds);
+      break;
+    case OPT_KILL_TIMEOUT:
+      bad = parse_int(optarg, 1000, 60000, &o->kill_timeout_ms);
+      break;
+    case OPT_WAITERS: bad = parse_int(optarg, 1, 10000, &o->waiters); break;
+    case OPT_CONFIG: o->config = optarg; break;
+    case OPT_CSV: o->csv_path = optarg; break;
+    case OPT_MERGE: o->merge_path = optarg; break;
+    default: bad = 1;
+    }
+  }
+  if (bad || optind != argc) {
+    usage(stderr);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the run -------------------------------------------------------------------- */
+
+typedef struct scenario {
+  int id;
+  void (*run)(const bench_opts_t *o);
+} scenario_t;
+
+static const scenario_t scenarios[] = {
+    {1, sc_uncontended}, {2, sc_trylock}, {3, sc_contended},
+    {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
+    {7, sc_memory}};
+
+int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)
+    return sc_election_child(argv[2], argv[3], atoi(argv[4]));
+  bench_opts_t o;
+  if (parse_args(argc, argv, &o) != 0) return 2;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+
+  bench_admin = floor_open(o.hosts, 10000);
+  if (bench_admin == NULL) {
+    fprintf(stderr, "zkl-bench: cannot connect to %s\n", o.hosts);
+    return 1;
+  }
+  if (srv_calibrate(o.hosts) != 0) {
+    fprintf(stderr, "zkl-bench: the server at %s does not answer mntr/srvr "
+                    "(4lw.commands.whitelist?)\n", o.hosts);
+    floor_close(bench_admin);
+    return 1;
+  }
+  snprintf(o.root, sizeof o.root, "/zkl-bench/%ld-%ld", (long)getpid(),
+           (long)time(NULL));
+  int zrc = bench_mkpath(bench_admin, o.root);
+  if (zrc != ZOK) {
+    fprintf(stderr, "zkl-bench: cannot create %s: %s\n", o.root, zerror(zrc));
+    floor_close(bench_admin);
+    return 1;
+  }
+  printf("zkl-bench %s: server %s, config %s%s\n", zkl_version(), o.hosts,
+         o.config, o.quick ? ", quick" : "");
+
+  for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++) {
+    if (!(o.only & (1u << scenarios[i].id))) continue;
+    int64_t t0 = bench_now_ns();
+    printf("running S%d ...\n", scenarios[i].id);
+    scenarios[i].run(&o);
+    printf("  S%d done in %.1f s\n", scenarios[i].id,
+           (double)(bench_now_ns() - t0) / 1e9);
+  }
+  if (o.merge_path != NULL) results_merge(o.merge_path);
+  bench_targets(&o); /* after the merge: some need kazoo's rows */
+
+  results_print(stdout, o.config);
+  int rc = bench_failures() ? 1 : 0;
+  if (o.csv_path != NULL && results_write_csv(o.csv_path, o.config) != 0)
+    rc = 1;
+  printf("\n%d target(s) missed or not measured; %d error(s)\n",
+         targets_missed(), bench_failures());
+  bench_rmtree(bench_admin, o.root);
+  zoo_delete(bench_admin, "/zkl-bench", -1); /* unless another run uses it */
+  floor_close(bench_admin);
+  results_free();
+  return rc;
+}
