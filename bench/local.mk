@@ -11,4 +11,4 @@ bench_zkl_bench_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(UUID_LIBS) \
 	$(PTHREAD_LIBS) -lm
 
 TESTS += bench/bench-smoke.zksh
-EXTRA_DIST += bench/bench-smoke.zksh
+EXTRA_DIST += bench/bench-smoke.zksh bench/kazoo_bench.py
