@@ -1,0 +1,45 @@
+# bench/plot.gp - the two plots of zkl-bench, from data files that
+# bench/run-bench.sh extracts from the CSV.
+#   gnuplot -e "dir='OUT'; configs='fsync nosync'" bench/plot.gp
+# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo") and
+# OUT/wake-<config>.dat ("Q floor zkl"), writes OUT/handoffs.png and
+# OUT/wake-bytes.png: one panel per server config.
+if (!exists("dir")) dir = "."
+if (!exists("configs")) configs = "fsync nosync"
+n = words(configs)
+set datafile missing "?"
+set key top right
+set grid
+set style data linespoints
+set terminal pngcairo size (560 * n), 420 font ",10"
+
+set output dir."/handoffs.png"
+set multiplot layout 1, n title "Contended handoff throughput (S3): handoffs/s vs contenders"
+set logscale x 2
+set xlabel "contenders N (one session each)"
+set ylabel "handoffs/s"
+set yrange [0:*]
+do for [i = 1:n] {
+  c = word(configs, i)
+  set title "server: ".c
+  f = dir."/handoffs-".c.".dat"
+  plot f using 1:2 title "floor (by hand)" lw 2 pt 7, \
+       f using 1:3 title "zkl" lw 2 pt 5, \
+       f using 1:4 title "kazoo" lw 2 pt 9
+}
+unset multiplot
+
+set output dir."/wake-bytes.png"
+set multiplot layout 1, n title "Wake cost (S4): server bytes per handoff vs queue length"
+set logscale xy 10
+set xlabel "waiters queued once (Q)"
+set ylabel "server bytes per handoff (requests + replies)"
+set yrange [*:*]
+do for [i = 1:n] {
+  c = word(configs, i)
+  set title "server: ".c
+  f = dir."/wake-".c.".dat"
+  plot f using 1:2 title "floor (re-lists on wake)" lw 2 pt 7, \
+       f using 1:3 title "zkl" lw 2 pt 5
+}
+unset multiplot

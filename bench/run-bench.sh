@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# bench/run-bench.sh - the standard zkl-bench run (issue 6), as `make bench`
+# runs it.
+#
+#   bench/run-bench.sh [--quick] [--out DIR] [--bench PATH] [--configs "fsync nosync"]
+#                      [-- ZKL-BENCH ARGS...]
+#
+# For each server config it starts a throwaway standalone ZooKeeper on
+# 127.0.0.1 (tests/zkharness.sh; stopped again on every exit path):
+#   fsync   forceSync=yes: every transaction is fsync'ed (ZooKeeper's default)
+#   nosync  forceSync=no: the harness's default for tests
+# and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6
+# with Debian's python3-kazoo, /usr/bin/python3) and then zkl-bench, which
+# merges kazoo's rows into its table, CSV and targets.  It checks from the
+# server's own fsync counter that the config took effect.
+#
+# Writes into DIR (default bench-out):
+#   table-<config>.txt    zkl-bench's table and targets
+#   zkl-bench-<config>.csv, kazoo-<config>.csv
+#   bench.csv             every row of every config
+#   summary.md            configs side by side (markdown), targets first
+#   handoffs.png          handoffs/s vs N: floor, zkl, kazoo
+#   wake-bytes.png        server bytes per handoff vs queue length
+# Exit status: 0 when every run completed (missed targets are reported, not
+# failures), 1 otherwise.
+set -euo pipefail
+
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+top=$(cd -- "$here/.." && pwd -P)
+# shellcheck source=../tests/zkharness.sh disable=SC1091
+. "$top/tests/zkharness.sh"
+
+me=run-bench
+out=bench-out
+bench=
+quick=()
+configs="fsync nosync"
+extra=()
+while (($#)); do
+    case $1 in
+        --quick | -q) quick=(--quick) ;;
+        --out) out=$2; shift ;;
+        --bench) bench=$2; shift ;;
+        --configs) configs=$2; shift ;;
+        --) shift; extra=("$@"); break ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) printf '%s: unknown argument %s\n' "$me" "$1" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [[ -z $bench ]]; then
+    for b in "$top/build/bench/zkl-bench" "$top/build-bench/bench/zkl-bench" "$PWD/bench/zkl-bench"; do
+        if [[ -x $b ]]; then bench=$b; break; fi
+    done
+fi
+if [[ -z $bench || ! -x $bench ]]; then
+    printf '%s: zkl-bench not found: build it (make bench/zkl-bench) or pass --bench\n' "$me" >&2
+    exit 1
+fi
+if ! zkh_available; then
+    printf '%s: cannot start ZooKeeper (see above)\n' "$me" >&2
+    exit 1
+fi
+py=/usr/bin/python3   # Debian's python, where python3-kazoo lives
+kazoo=1
+if ! "$py" -c 'import kazoo' 2>/dev/null; then
+    printf '%s: warning: %s has no kazoo (apt-get install python3-kazoo): kazoo columns stay empty\n' "$me" "$py" >&2
+    kazoo=0
+fi
+mkdir -p -- "$out"
+out=$(cd -- "$out" && pwd -P)
+
+zkdir=
+child=
+# shellcheck disable=SC2317  # invoked from traps
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then
+        kill -TERM "$child" 2>/dev/null || true
+        wait "$child" 2>/dev/null || true
+    fi
+    if [[ -n $zkdir ]]; then zkh_stop "$zkdir" || true; fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# run CMD...: in the background and wait, so that a signal is acted on at once
+run() {
+    "$@" &
+    child=$!
+    local rc=0
+    wait "$child" || rc=$?
+    child=
+    return "$rc"
+}
+
+mntr_value() { zkh_4lw "$1" mntr | awk -v k="$2" '$1 == k { print $2 }'; }
+
+status=0
+for config in $configs; do
+    case $config in
+        fsync) cfg='forceSync=yes' ;;
+        nosync) cfg='forceSync=no' ;;
+        *) printf '%s: unknown config %s (fsync, nosync)\n' "$me" "$config" >&2; exit 2 ;;
+    esac
+    zkdir=$(mktemp -d "${TMPDIR:-/tmp}/zkl-bench.XXXXXX")
+    # appended after the harness's own forceSync=no: the last one wins
+    ZKH_EXTRA_CFG=$cfg zkh_start_standalone "$zkdir"
+    hosts=$ZKH_HOSTS
+    printf '%s: %s: ZooKeeper on %s (%s), data in %s\n' "$me" "$config" "$hosts" "$cfg" "$zkdir"
+    kcsv=$out/kazoo-$config.csv
+    merge=()
+    rm -f -- "$kcsv"
+    if ((kazoo)); then
+        if run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" --csv "$kcsv"; then :; else
+            printf '%s: %s: kazoo_bench.py failed\n' "$me" "$config" >&2
+            status=1
+        fi
+        if [[ -s $kcsv ]]; then merge=(--merge "$kcsv"); fi
+    fi
+    if run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${merge[@]}" \
+        --csv "$out/zkl-bench-$config.csv" "${extra[@]}" >"$out/table-$config.txt"; then :; else
+        printf '%s: %s: zkl-bench failed\n' "$me" "$config" >&2
+        status=1
+    fi
+    cat -- "$out/table-$config.txt"
+    fsyncs=$(mntr_value "$hosts" zk_cnt_fsynctime)
+    printf '%s: %s: the server fsync-ed %s times\n' "$me" "$config" "${fsyncs:-?}" |
+        tee -a "$out/table-$config.txt"
+    if [[ $config == fsync && ${fsyncs:-0} == 0 ]] || [[ $config == nosync && ${fsyncs:-0} != 0 ]]; then
+        printf '%s: %s: the server config did not take effect (fsyncs: %s)\n' "$me" "$config" "${fsyncs:-?}" >&2
+        status=1
+    fi
+    zkh_stop "$zkdir"
+    zkdir=
+done
+
+# ---- one CSV, a side-by-side summary, the plots ----------------------------
+csvs=()
+for config in $configs; do
+    if [[ -s $out/zkl-bench-$config.csv ]]; then csvs+=("$out/zkl-bench-$config.csv"); fi
+done
+if ((${#csvs[@]} == 0)); then exit 1; fi
+awk 'FNR > 1 || NR == 1' "${csvs[@]}" >"$out/bench.csv"
+
+# summary.md: targets, then every measurement, one column pair per config
+awk -F, -v configs="$configs" '
+    BEGIN { nc = split(configs, cfg, " ") }
+    NR == 1 { next }
+    $2 == "t" { k = $3 "|" $6 "|" $12
+                if (!(k in tseen)) { tseen[k] = 1; torder[++nt] = k }
+                tval[k, $1] = $8; tver[k, $1] = $13; next }
+    $2 == "m" { k = $3 "|" $4 "|" $5 "|" $6 "|" $7
+                if (!(k in mseen)) { mseen[k] = 1; morder[++nm] = k }
+                med[k, $1] = $8; p99[k, $1] = $9; rat[k, $1] = $11 }
+    function num(x) { return x == "" ? "-" : (x + 0 >= 100 || x == int(x) ? sprintf("%.0f", x) : sprintf("%.3g", x)) }
+    END {
+        printf "| S | target | limit |"; for (c = 1; c <= nc; c++) printf " %s |", cfg[c]; print ""
+        printf "|---|---|---|"; for (c = 1; c <= nc; c++) printf "---|"; print ""
+        for (i = 1; i <= nt; i++) { split(torder[i], f, "|")
+            printf "| %s | %s | %s |", f[1], f[2], f[3]
+            for (c = 1; c <= nc; c++) printf " %s %s |", num(tval[torder[i], cfg[c]]), tver[torder[i], cfg[c]]
+            print "" }
+        print ""
+        printf "| S | case | impl | metric | unit |"
+        for (c = 1; c <= nc; c++) printf " %s median | p99 | x floor |", cfg[c]; print ""
+        printf "|---|---|---|---|---|"; for (c = 1; c <= nc; c++) printf "---:|---:|---:|"; print ""
+        for (i = 1; i <= nm; i++) { split(morder[i], f, "|")
+            printf "| %s | %s | %s | %s | %s |", f[1], f[2], f[3], f[4], f[5]
+            for (c = 1; c <= nc; c++) { k = morder[i]
+                r = rat[k, cfg[c]]
+                printf " %s | %s | %s |", num(med[k, cfg[c]]), num(p99[k, cfg[c]]), r == "" ? "" : sprintf("%.2f", r) }
+            print "" }
+    }' "$out/bench.csv" >"$out/summary.md"
+
+for config in $configs; do
+    awk -F, -v c="$config" '
+        $1 == c && $2 == "m" && $3 == 3 && $6 == "handoffs/s" {
+            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
+            v[n, $5] = $8 }
+        END { print "# N floor zkl kazoo"
+              for (i = 1; i <= k; i++) { n = ns[i]
+                  printf "%d %s %s %s\n", n, ((n, "floor") in v) ? v[n, "floor"] : "?",
+                      ((n, "zkl") in v) ? v[n, "zkl"] : "?", ((n, "kazoo") in v) ? v[n, "kazoo"] : "?" } }
+    ' "$out/bench.csv" >"$out/handoffs-$config.dat"
+    awk -F, -v c="$config" '
+        $1 == c && $2 == "m" && $3 == 4 && $6 == "bytes/handoff" {
+            q = substr($4, 3) + 0; if (!(q in seen)) { seen[q] = 1; qs[++k] = q }
+            v[q, $5] = $8 }
+        END { print "# Q floor zkl"
+              for (i = 1; i <= k; i++) { q = qs[i]
+                  printf "%d %s %s\n", q, ((q, "floor") in v) ? v[q, "floor"] : "?",
+                      ((q, "zkl") in v) ? v[q, "zkl"] : "?" } }
+    ' "$out/bench.csv" >"$out/wake-$config.dat"
+done
+if command -v gnuplot >/dev/null 2>&1; then
+    if ! gnuplot -e "dir='$out'; configs='$configs'" "$here/plot.gp"; then
+        printf '%s: gnuplot failed\n' "$me" >&2
+        status=1
+    fi
+else
+    printf '%s: warning: no gnuplot (apt-get install gnuplot-nox): no plots\n' "$me" >&2
+fi
+printf '%s: results in %s (summary.md, bench.csv, handoffs.png, wake-bytes.png)\n' "$me" "$out"
+exit "$status"
