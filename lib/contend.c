@@ -35,6 +35,9 @@ static int retryable(int zrc) {
 
 /* Maps a ZooKeeper failure to what the caller should hear. */
 static int map_zrc(zkl__contender_t *c, int zrc, const char *what) {
+  if (zrc == ZKL__ZTIMEDOUT)
+    return zkl__fail(ZKL_ETIMEDOUT, "%s on %s: no answer before the deadline",
+                     what, c->root);
   if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
       zkl__session_health(c->s) == ZKL_ELOST)
     return zkl__fail(ZKL_ELOST, "%s on %s: session lost", what, c->root);
@@ -71,13 +74,21 @@ static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
 }
 
 /* Waits until the session is connected again.  0, ZKL_ELOST,
- * ZKL_ETIMEDOUT or ZKL_ECANCELED. */
+ * ZKL_ETIMEDOUT or ZKL_ECANCELED.  With no node of ours yet, a lost
+ * session that is being re-established is waited for like a suspended
+ * one; a node of ours does not survive it (ZKL_ELOST). */
 static int await_connected(zkl__contender_t *c, int64_t deadline,
                            const unsigned *cancel) {
   zkl_session_t *s = c->s;
   for (;;) {
     zkl__session_lock(s);
     int h = zkl__health_locked(s);
+    if (h == ZKL_ELOST && c->node == NULL && zkl__session_renews_locked(s))
+      h = ZKL_ESUSPENDED;
+    else if (h == 0 && c->node != NULL &&
+             zkl__session_id_locked(s) != c->session_id)
+      h = ZKL_ELOST; /* already re-established: our node went with the
+                        old session */
     woke_t why = WOKE_SESSION;
     if (h == ZKL_ESUSPENDED) {
       zkl__waiter_register(s, &c->w, NULL);
@@ -149,10 +160,9 @@ void zkl__contend_cancel(zkl__contender_t *c) {
 /* Creates `root` and its missing ancestors as CONTAINER nodes, which the
  * server removes again once they are empty (lock roots do not pile up). */
 static int ensure_path(zkl__contender_t *c, char *path) {
-  zhandle_t *zh = zkl__zh(c->s);
   for (int tries = 0; tries < PARENT_RETRIES; tries++) {
-    int zrc = zoo_create(zh, path, NULL, -1, zkl__session_acl(c->s),
-                         ZOO_CONTAINER, NULL, 0);
+    int zrc = zkl__zk_create(c->s, c->dl, path, NULL, -1, ZOO_CONTAINER,
+                             NULL, NULL);
     if (zrc == ZOK || zrc == ZNODEEXISTS) return 0;
     if (zrc != ZNONODE) return zrc;
     char *slash = strrchr(path, '/');
@@ -186,11 +196,11 @@ static void adopt_node(zkl__contender_t *c, char *path, int64_t czxid) {
  * there (*zrc_out ZOK or ZNONODE: it was never created), or 0 with another
  * *zrc_out when the answer is not known. */
 static int find_mine(zkl__contender_t *c, int *zrc_out) {
-  zhandle_t *zh = zkl__zh(c->s);
   struct String_vector kids = {0, NULL};
-  int zrc = zkl__zk_sync(zh, c->root); /* a lagging follower may not have
-                                          applied our create yet */
-  if (zrc == ZOK) zrc = zoo_get_children(zh, c->root, 0, &kids);
+  int zrc = zkl__zk_sync(c->s, c->dl, c->root); /* a lagging follower may
+                                                   not have applied our
+                                                   create yet */
+  if (zrc == ZOK) zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
   *zrc_out = zrc;
   int found = 0;
   for (int i = 0; zrc == ZOK && i < kids.count && !found; i++) {
@@ -203,7 +213,7 @@ static int find_mine(zkl__contender_t *c, int *zrc_out) {
       break;
     }
     snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-    int erc = zoo_exists(zh, path, 0, &st);
+    int erc = zkl__zk_exists(c->s, c->dl, path, 0, &st);
     if (erc == ZOK) {
       adopt_node(c, path, st.czxid);
       found = 1;
@@ -231,6 +241,10 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
     int frc;
     if (find_mine(c, &frc)) return 0;
     if (frc == ZOK || frc == ZNONODE) return 1;
+    if (frc == ZKL__ZTIMEDOUT) { /* still unknown, and no time left */
+      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      return map_zrc(c, frc, "create");
+    }
     if (!retryable(frc)) {
       zkl__janitor_add(c->s, c->root, c->prefix, NULL);
       return map_zrc(c, frc, "create");
@@ -244,22 +258,24 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
 static int create_node(zkl__contender_t *c, int64_t deadline,
                        const unsigned *cancel) {
   zkl__prefix_new(c->prefix);
-  zhandle_t *zh = zkl__zh(c->s);
   size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
-  size_t cap = want + 16; /* the server appends up to 11 characters */
-  char *want_path = malloc(want), *made = malloc(cap);
+  char *want_path = malloc(want);
   int rc = ZKL_ENOMEM;
-  if (want_path == NULL || made == NULL) goto out;
+  if (want_path == NULL) return rc;
   snprintf(want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
   for (int parent_tries = 0;;) {
-    struct Stat st;
-    int zrc = zoo_create2(zh, want_path, c->data, c->data_len,
-                          zkl__session_acl(c->s), ZOO_EPHEMERAL_SEQUENTIAL,
-                          made, (int)cap, &st);
+    char *made = NULL;
+    int64_t czxid = 0;
+    int zrc = zkl__zk_create(c->s, c->dl, want_path, c->data, c->data_len,
+                             ZOO_EPHEMERAL_SEQUENTIAL, &made, &czxid);
     if (zrc == ZOK) {
-      adopt_node(c, made, st.czxid);
-      made = NULL;
+      adopt_node(c, made, czxid);
       rc = 0;
+      break;
+    }
+    if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours to keep */
+      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      rc = map_zrc(c, zrc, "create");
       break;
     }
     if (zrc == ZNONODE && parent_tries++ < PARENT_RETRIES) {
@@ -274,9 +290,7 @@ static int create_node(zkl__contender_t *c, int64_t deadline,
     rc = map_zrc(c, zrc, "create");
     break;
   }
-out:
   free(want_path);
-  free(made);
   return rc;
 }
 
@@ -295,20 +309,15 @@ static void forget_node(zkl__contender_t *c) {
 /* One attempt at deleting our node; with `mark`, atomically leaving the
  * release mark in the root's data.  A ZooKeeper code. */
 static int delete_once(zkl__contender_t *c, int mark) {
-  zhandle_t *zh = zkl__zh(c->s);
-  if (!mark || c->no_mark) return zoo_delete(zh, c->node, -1);
+  if (!mark || c->no_mark) return zkl__zk_delete(c->s, c->dl, c->node);
   char buf[96];
   int len = zkl__mark_format(buf, sizeof buf, c->drv->mark, c->czxid);
-  zoo_op_t ops[2];
-  zoo_op_result_t res[2];
-  zoo_set_op_init(&ops[0], c->root, buf, len, -1, NULL);
-  zoo_delete_op_init(&ops[1], c->node, -1);
-  int zrc = zoo_multi(zh, 2, ops, res);
+  int zrc = zkl__zk_set_and_delete(c->s, c->dl, c->root, buf, len, c->node);
   if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc) &&
-      zkl__session_health(c->s) != ZKL_ELOST) {
+      zrc != ZKL__ZTIMEDOUT && zkl__session_health(c->s) != ZKL_ELOST) {
     /* the root is not ours to write (ACL): plain deletes from now on */
     c->no_mark = 1;
-    return zoo_delete(zh, c->node, -1);
+    return zkl__zk_delete(c->s, c->dl, c->node);
   }
   return zrc;
 }
@@ -330,6 +339,12 @@ static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
       rc = maybe_applied ? 0
                          : zkl__fail(ZKL_ELOST, "%s was already deleted",
                                      c->node);
+      break;
+    }
+    if (zrc == ZKL__ZTIMEDOUT) { /* no answer in time: the janitor's job */
+      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+      rc = zkl__fail(ZKL_ESUSPENDED, "no answer from ZooKeeper: %s will be "
+                     "deleted by the session's janitor", c->node);
       break;
     }
     if (!retryable(zrc)) {
@@ -402,7 +417,7 @@ static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
                       const unsigned *cancel) {
   for (;;) {
     memset(q, 0, sizeof *q);
-    int zrc = zoo_get_children(zkl__zh(c->s), c->root, 0, &q->kids);
+    int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &q->kids);
     if (zrc == ZOK) {
       int rc = queue_fill(c, q);
       if (rc != 0) queue_free(q);
@@ -418,7 +433,7 @@ static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
  * now?  Asks the driver as if our node came after every contender. */
 static int peek_busy(zkl__contender_t *c) {
   struct String_vector kids = {0, NULL};
-  int zrc = zoo_get_children(zkl__zh(c->s), c->root, 0, &kids);
+  int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
   if (zrc == ZNONODE) return 0; /* no root yet: free */
   if (zrc != ZOK) return map_zrc(c, zrc, "list");
   zkl__node_t *all = calloc(kids.count > 0 ? (size_t)kids.count : 1,
@@ -446,13 +461,14 @@ static int peek_busy(zkl__contender_t *c) {
  * come from a real release (its holder would have had to pass us), so it
  * is ignored as foreign. */
 static int64_t read_mark(zkl__contender_t *c) {
-  char buf[96];
-  int len = sizeof buf;
+  char *buf = NULL;
+  int len = 0;
   int64_t czxid = 0;
-  if (zoo_get(zkl__zh(c->s), c->root, 0, buf, &len, NULL) != ZOK ||
+  if (zkl__zk_get(c->s, c->dl, c->root, 0, &buf, &len, NULL) != ZOK ||
       zkl__mark_parse(buf, len, c->drv->mark, &czxid) != 0 ||
       czxid >= c->czxid)
-    return 0;
+    czxid = 0;
+  free(buf);
   return czxid;
 }
 
@@ -460,7 +476,7 @@ static int64_t read_mark(zkl__contender_t *c) {
 static int self_present(zkl__contender_t *c, int64_t deadline,
                         const unsigned *cancel) {
   for (;;) {
-    int zrc = zoo_exists(zkl__zh(c->s), c->node, 0, NULL);
+    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, NULL);
     if (zrc == ZOK) return 1;
     if (zrc == ZNONODE) return 0;
     if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
@@ -471,11 +487,6 @@ static int self_present(zkl__contender_t *c, int64_t deadline,
 
 /* ---- watching ------------------------------------------------------------------ */
 
-static void ignore_completion(int rc, const void *data) {
-  (void)rc;
-  (void)data;
-}
-
 /* Withdraws a watch we no longer need from the server, without waiting for
  * the answer (a caller giving up must not wait on a dead connection; if the
  * connection is gone, so is the server's watch).  Removing only our
@@ -485,11 +496,7 @@ static void ignore_completion(int rc, const void *data) {
  * therefore woken to re-check and re-arm. */
 static void drop_watches(zkl__contender_t *c, const char *path,
                          ZooWatcherType type) {
-  /* zookeeper.h declares the completion as void_completion_t *, but the
-   * client stores and calls it as a plain void_completion_t. */
-  zoo_aremove_all_watches(zkl__zh(c->s), path, type, 0,
-                          (void_completion_t *)(void *)ignore_completion,
-                          NULL);
+  zkl__zk_unwatch(c->s, path, (int)type);
   zkl__session_lock(c->s);
   zkl__waiters_poke_path(c->s, path);
   zkl__session_unlock(c->s);
@@ -504,13 +511,12 @@ static void drop_watch(zkl__contender_t *c, const char *path) {
  * whose watch on a missing node must then be withdrawn. */
 static int arm_watch(zkl__contender_t *c, const char *target,
                      struct Stat *st) {
-  zhandle_t *zh = zkl__zh(c->s);
-  char tiny[16];
-  int len = sizeof tiny;
-  int zrc = zoo_wget(zh, target, zkl__watcher, c->s, tiny, &len, st);
-  if (zrc != ZNOAUTH) return zrc;
-  zrc = zoo_wexists(zh, target, zkl__watcher, c->s, st);
-  if (zrc == ZNONODE) drop_watch(c, target);
+  int zrc = zkl__zk_get(c->s, c->dl, target, 1, NULL, NULL, st);
+  if (zrc == ZNOAUTH) {
+    zrc = zkl__zk_exists(c->s, c->dl, target, 1, st);
+    if (zrc == ZNONODE) drop_watch(c, target);
+  }
+  if (zrc == ZKL__ZTIMEDOUT) drop_watch(c, target); /* may still be set */
   return zrc;
 }
 
@@ -608,96 +614,16 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
  * knowing yet); normally the answer takes one round trip. */
 #define ABANDON_GRACE_MS 500
 
-/* An asynchronous abandon, shared by the caller and the completion. */
-struct abandoned {
-  zkl__inflight_t link; /* first: the session discards it if the
-                           completion never runs (session closed) */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int refs, done;
-  zkl_session_t *s;
-  char *root, *prefix, *node;
-};
-
-static void abandoned_destroy(struct abandoned *a) {
-  pthread_cond_destroy(&a->cv);
-  pthread_mutex_destroy(&a->mu);
-  free(a->root);
-  free(a->prefix);
-  free(a->node);
-  free(a);
-}
-
-static void abandoned_unref(struct abandoned *a) {
-  pthread_mutex_lock(&a->mu);
-  int last = --a->refs == 0;
-  pthread_mutex_unlock(&a->mu);
-  if (last) abandoned_destroy(a);
-}
-
-/* The session closed before the completion ran: only its reference is
- * left (the caller's was dropped before any close may happen). */
-static void abandoned_discard(zkl__inflight_t *op) {
-  abandoned_destroy((struct abandoned *)op);
-}
-
-/* Runs on ZooKeeper's completion thread: only queues work and signals. */
-static void abandon_done(int rc, const void *data) {
-  struct abandoned *a = (struct abandoned *)data;
-  zkl__inflight_remove(a->s, &a->link);
-  if (retryable(rc)) zkl__janitor_add(a->s, a->root, a->prefix, a->node);
-  pthread_mutex_lock(&a->mu);
-  a->done = 1;
-  pthread_cond_signal(&a->cv);
-  pthread_mutex_unlock(&a->mu);
-  abandoned_unref(a);
-}
-
-static struct abandoned *abandoned_new(zkl__contender_t *c) {
-  struct abandoned *a = calloc(1, sizeof *a);
-  if (a == NULL) return NULL;
-  a->refs = 2; /* the caller and the completion */
-  a->s = c->s;
-  a->root = strdup(c->root);
-  a->prefix = strdup(c->prefix);
-  a->node = strdup(c->node);
-  if (a->root != NULL && a->prefix != NULL && a->node != NULL &&
-      pthread_mutex_init(&a->mu, NULL) == 0) {
-    if (zkl__cond_init(&a->cv) == 0) return a;
-    pthread_mutex_destroy(&a->mu);
-  }
-  free(a->root);
-  free(a->prefix);
-  free(a->node);
-  free(a);
-  return NULL;
-}
-
 /* Gives up our node after a failed acquisition without depending on the
- * server: the delete is sent and waited for briefly; should the connection
- * fail before it is answered, the session's janitor deletes the node once
- * the connection is back. */
+ * server: the delete is sent and waited for briefly; should it not be
+ * answered in time or the connection fail, the session's janitor deletes
+ * the node (again: a late first delete only makes its one a no-op). */
 static void abandon(zkl__contender_t *c) {
   if (c->node == NULL) return;
-  struct abandoned *a = abandoned_new(c);
-  if (a == NULL) {
-    delete_node(c, 0, ZKL__TRY); /* no memory: the synchronous way */
-    return;
-  }
-  a->link.discard = abandoned_discard;
-  zkl__inflight_add(c->s, &a->link);
-  int zrc = zoo_adelete(zkl__zh(c->s), c->node, -1, abandon_done, a);
-  if (zrc != ZOK) { /* not sent (session gone or closing): no completion */
-    zkl__inflight_remove(c->s, &a->link);
-    a->done = 1;
-    a->refs--;
-  }
-  int64_t grace = zkl__deadline_after_ms(ABANDON_GRACE_MS);
-  pthread_mutex_lock(&a->mu);
-  while (!a->done && zkl__cond_wait_until(&a->cv, &a->mu, grace) == 0) {
-  }
-  pthread_mutex_unlock(&a->mu);
-  abandoned_unref(a);
+  c->dl = zkl__deadline_after_ms(ABANDON_GRACE_MS);
+  int zrc = zkl__zk_delete(c->s, c->dl, c->node);
+  if ((retryable(zrc) || zrc == ZKL__ZTIMEDOUT) && !zkl__session_gone(c->s))
+    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
   free(c->node);
   c->node = NULL;
 }
@@ -705,25 +631,38 @@ static void abandon(zkl__contender_t *c) {
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
                          unsigned cancel_seen) {
   const unsigned *cancel = &cancel_seen;
+  /* every request waits for its answer until the caller's deadline; a
+   * trylock's until the client itself gives up */
+  c->dl = deadline == ZKL__TRY ? ZKL__FOREVER : deadline;
   int rc = await_connected(c, deadline, cancel);
   if (rc == ZKL_ETIMEDOUT)
     return zkl__fail(deadline == ZKL__TRY ? ZKL_ESUSPENDED : ZKL_ETIMEDOUT,
                      "not connected to ZooKeeper");
   if (rc != 0) return rc;
   if (deadline == ZKL__TRY && (rc = peek_busy(c)) != 0) return rc;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    if ((rc = create_node(c, deadline, cancel)) != 0) break;
-    queue_t q;
-    if ((rc = queue_list(c, &q, deadline, cancel)) == 0) {
-      rc = q.self_seen ? wait_turn(c, &q, deadline, cancel) : VANISHED;
-      queue_free(&q);
+  for (int attempt = 0; attempt < 3;) {
+    if ((rc = create_node(c, deadline, cancel)) == 0) {
+      queue_t q;
+      if ((rc = queue_list(c, &q, deadline, cancel)) == 0) {
+        rc = q.self_seen ? wait_turn(c, &q, deadline, cancel) : VANISHED;
+        queue_free(&q);
+      }
+    }
+    if (rc == VANISHED && zkl__session_health(c->s) == ZKL_ELOST)
+      rc = ZKL_ELOST;
+    if (rc == ZKL_ELOST && zkl__session_renews(c->s)) {
+      /* The session was lost while we queued: its nodes are gone and a new
+       * session is on its way.  Queue again on it. */
+      forget_node(c);
+      if ((rc = await_connected(c, deadline, cancel)) != 0) break;
+      continue;
     }
     if (rc != VANISHED) break;
-    /* Our node vanished under us: deleted by someone else, or the session
-     * is going.  Start over with a new node. */
+    /* Our node vanished under us (deleted by someone else): start over
+     * with a new node. */
     free(c->node);
     c->node = NULL;
-    if (zkl__session_health(c->s) == ZKL_ELOST) return ZKL_ELOST;
+    attempt++;
   }
   if (rc == VANISHED)
     rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing", c->root);
@@ -738,6 +677,7 @@ int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
                            unsigned cancel_seen) {
   zkl_session_t *s = c->s;
   if (c->node == NULL) return 1;
+  c->dl = ZKL__FOREVER;
   zkl__session_lock(s);
   int moved = zkl__session_epoch(s) != epoch;
   if (!moved) zkl__waiter_register(s, &c->w, c->node);
@@ -767,10 +707,11 @@ int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
 }
 
 int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen) {
+  c->dl = ZKL__FOREVER;
   for (;;) {
     if (c->node == NULL) return 0;
     struct Stat st;
-    int zrc = zoo_exists(zkl__zh(c->s), c->node, 0, &st);
+    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, &st);
     if (zrc == ZNONODE) return 0;
     if (zrc == ZOK) {
       if (st.ephemeralOwner == zkl_session_id(c->s)) return 1;
@@ -797,12 +738,13 @@ int zkl__contend_release_nowait(zkl__contender_t *c) {
     c->node = NULL;
     return ZKL_ESUSPENDED;
   }
+  c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
   return delete_node(c, c->drv->exclusive, ZKL__TRY);
 }
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
                       int64_t *czxid) {
-  zhandle_t *zh = zkl__zh(c->s);
+  c->dl = ZKL__FOREVER;
   *data = NULL;
   *len = 0;
   if (watch) {
@@ -812,12 +754,11 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
   }
   for (int tries = 0; tries < 8; tries++) {
     struct String_vector kids = {0, NULL};
-    int zrc = watch ? zoo_wget_children(zh, c->root, zkl__watcher, c->s, &kids)
-                    : zoo_get_children(zh, c->root, 0, &kids);
+    int zrc = zkl__zk_children(c->s, c->dl, c->root, watch, &kids);
     if (zrc == ZNONODE) {
       /* no root: nobody leads; an exists watch tells us when it appears
        * (and if it appeared meanwhile, list again with a child watch) */
-      if (watch && zoo_wexists(zh, c->root, zkl__watcher, c->s, NULL) == ZOK)
+      if (watch && zkl__zk_exists(c->s, c->dl, c->root, 1, NULL) == ZOK)
         continue;
       return ZKL_ENOENT;
     }
@@ -837,18 +778,10 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
     char *path = malloc(plen), *buf = NULL;
     if (path != NULL) snprintf(path, plen, "%s/%s", c->root, head.name);
     deallocate_String_vector(&kids);
-    int blen = 0, cap = 1024;
+    int blen = 0;
     struct Stat st;
-    do { /* ids of other clients may be longer than ours */
-      free(buf);
-      buf = path != NULL ? malloc((size_t)cap) : NULL;
-      if (buf == NULL) {
-        free(path);
-        return ZKL_ENOMEM;
-      }
-      blen = cap;
-      zrc = zoo_get(zh, path, 0, buf, &blen, &st);
-    } while (zrc == ZOK && st.dataLength > cap && (cap = st.dataLength) > 0);
+    if (path == NULL) return ZKL_ENOMEM;
+    zrc = zkl__zk_get(c->s, c->dl, path, 0, &buf, &blen, &st);
     free(path);
     if (zrc == ZNONODE) { /* the head left meanwhile: look again */
       free(buf);
@@ -880,6 +813,11 @@ int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen) {
   return ZKL_ECANCELED;
 }
 
+int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen) {
+  forget_node(c);
+  return await_connected(c, ZKL__FOREVER, &cancel_seen);
+}
+
 int zkl__contend_hold_health(zkl__contender_t *c) {
   int h = zkl__session_health(c->s);
   if (h == 0 && zkl_session_id(c->s) != c->session_id) h = ZKL_ELOST;
@@ -893,5 +831,6 @@ int zkl__contend_release(zkl__contender_t *c) {
     forget_node(c);
     return zkl__fail(ZKL_ELOST, "session lost while holding %s", c->root);
   }
-  return delete_node(c, c->drv->exclusive, cleanup_deadline(c));
+  c->dl = cleanup_deadline(c);
+  return delete_node(c, c->drv->exclusive, c->dl);
 }

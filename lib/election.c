@@ -30,6 +30,7 @@ struct zkl_election {
                               frees the object when the callback returns  */
   int last_rc;             /* why the last run ended by itself             */
   uint64_t token;
+  int64_t lead_session; /* the session id leadership was won on */
 };
 
 void zkl_election_opts_init(zkl_election_opts_t *o) {
@@ -52,6 +53,7 @@ static int elected(zkl_election_t *e, unsigned cancel_seen) {
   if (go) {
     e->state = E_LEADER;
     e->token = (uint64_t)e->c.czxid;
+    e->lead_session = e->c.session_id;
     pthread_cond_broadcast(&e->cv);
   }
   pthread_mutex_unlock(&e->mu);
@@ -90,8 +92,10 @@ static int lead(zkl_election_t *e, unsigned cancel_seen) {
     int h = zkl__session_snapshot(e->c.s, &epoch);
     if (h == 0) h = zkl__contend_hold_health(&e->c);
     if (h == ZKL_ELOST) {
-      step_down(e, E_IDLE, announced, ZKL_REASON_LOST);
-      return ZKL_ELOST;
+      /* with a new session on its way, campaign again on it */
+      int again = zkl__session_renews(e->c.s);
+      step_down(e, again ? E_CANDIDATE : E_IDLE, announced, ZKL_REASON_LOST);
+      return again ? 1 : ZKL_ELOST;
     }
     if (h == ZKL_ESUSPENDED && announced) {
       announced = 0;
@@ -163,7 +167,10 @@ static int observe(zkl_election_t *e, unsigned cancel_seen) {
       reported = now;
     }
     free(id);
-    rc = zkl__contend_wait_watch(&e->c, cancel_seen);
+    if (rc == 0 || rc == ZKL_ENOENT)
+      rc = zkl__contend_wait_watch(&e->c, cancel_seen);
+    if (rc == ZKL_ELOST && zkl__session_renews(e->c.s))
+      rc = zkl__contend_await_session(&e->c, cancel_seen); /* watch anew */
     if (rc != 0) return rc;
   }
 }
@@ -249,7 +256,8 @@ int zkl_election_create(zkl_election_t **out, zkl_session_t *s,
 int zkl_election_start(zkl_election_t *e) {
   zkl__clear_error();
   if (e == NULL) return zkl__fail(ZKL_EINVAL, "election is NULL");
-  if (zkl__session_health(e->c.s) == ZKL_ELOST)
+  if (zkl__session_health(e->c.s) == ZKL_ELOST &&
+      !zkl__session_renews(e->c.s))
     return zkl__fail(ZKL_ELOST, "the session is gone");
   pthread_mutex_lock(&e->mu);
   int rc = e->run ? zkl__fail(ZKL_EBUSY, "already started") : 0;
@@ -307,9 +315,15 @@ static int leadership(zkl_election_t *e, uint64_t *token) {
   pthread_mutex_lock(&e->mu);
   estate_t st = e->state;
   uint64_t t = e->token;
+  int64_t sid = e->lead_session;
   pthread_mutex_unlock(&e->mu);
   int h = zkl__session_health(e->c.s);
   if (h == ZKL_ELOST) return ZKL_ELOST;
+  /* re-established since we were elected: that leadership is gone even
+   * before our thread has stepped down */
+  if ((st == E_LEADER || st == E_DOUBT) && h == 0 &&
+      zkl_session_id(e->c.s) != sid)
+    return ZKL_ELOST;
   if (st == E_DOUBT) return ZKL_ESUSPENDED;
   if (st != E_LEADER) return ZKL_EPERM;
   if (h != 0) return h;

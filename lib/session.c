@@ -10,7 +10,10 @@
 #include "zkl-int.h"
 
 struct zkl_session {
-  zhandle_t *zh;
+  zhandle_t *zh;            /* the current handle; replaced when the
+                               session is re-established after LOST      */
+  pthread_rwlock_t zh_rw;   /* read-held while sending on zh: a retired
+                               handle is closed once nobody is sending   */
   pthread_mutex_t mu;       /* guards everything below                  */
   pthread_cond_t cv;        /* state changes (zkl_session_open waits)   */
   int state;                /* zkl_session_state_t, as users see it     */
@@ -29,6 +32,14 @@ struct zkl_session {
   unsigned epoch;           /* bumped on every session event            */
   int timeout_ms;           /* negotiated                               */
   int64_t id;
+  int zh_dead;              /* the current handle's session is LOST: its
+                               late events and reconnects are ignored    */
+  int reestablish;          /* open a new session after LOST            */
+  int renewals;             /* new sessions opened after LOST           */
+  int64_t renew_at_ns;      /* next try when opening one failed         */
+  int requested_timeout_ms;
+  char *auth;               /* digest credentials, re-added on renewal   */
+  int quiet_log;            /* pass log_discard to the client            */
   zkl__waiter_t *waiters;   /* threads blocked in the contention core   */
   int refs;                 /* live recipe objects                      */
   int close_pending;        /* zkl_session_close() waits for refs == 0  */
@@ -62,6 +73,7 @@ void zkl_session_opts_init(zkl_session_opts_t *o) {
   o->session_timeout_ms = 10000;
   o->connect_timeout_ms = 10000;
   o->acl = ZKL_ACL_OPEN;
+  o->reestablish = 1;
 }
 
 /* ---- ACLs ------------------------------------------------------------- */
@@ -141,6 +153,7 @@ static void push_event(zkl_session_t *s, int state) {
 static void set_state_locked(zkl_session_t *s, int state, int event) {
   if (s->state == state && event == state) return;
   s->state = state;
+  if (state == ZKL_SESSION_LOST) s->zh_dead = 1; /* for good: that session */
   s->epoch++;
   pthread_cond_broadcast(&s->cv);
   for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
@@ -157,10 +170,12 @@ static void note_session_event(zkl_session_t *s, int state) {
     s->zk_connected = 1;
     s->beat_at_ns = 0;
     pthread_cond_broadcast(&s->cv); /* the threads: chores, heartbeat */
-    if (s->state == ZKL_SESSION_LOST) return; /* declared lost: final */
+    if (s->zh_dead) return; /* that session was declared lost: final */
     s->timeout_ms = zoo_recv_timeout(s->zh);
     const clientid_t *cid = zoo_client_id(s->zh);
     s->id = cid != NULL ? cid->client_id : 0;
+    /* CONNECTED after CONNECTING or LOST: a new session; after SUSPENDED
+     * the same one is back */
     if (s->state != ZKL_SESSION_CONNECTED)
       set_state_locked(s, ZKL_SESSION_CONNECTED,
                        s->state == ZKL_SESSION_SUSPENDED
@@ -200,13 +215,14 @@ static int silent_too_long(zkl_session_t *s, int64_t now) {
 
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
                   void *ctx) {
-  (void)zh;
   zkl_session_t *s = ctx;
   pthread_mutex_lock(&s->mu);
   if (type == ZOO_SESSION_EVENT) {
     /* The client repeats a session event for every watched path: only a
-     * real change of state wakes anybody (set_state_locked). */
-    if (s->state != ZKL_SESSION_CLOSED) note_session_event(s, state);
+     * real change of state wakes anybody (set_state_locked).  A retired
+     * handle (its session was lost and replaced) has nothing to say. */
+    if (s->state != ZKL_SESSION_CLOSED && zh == s->zh)
+      note_session_event(s, state);
   } else if (path != NULL) {
     for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
       if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
@@ -233,16 +249,17 @@ static void chore_free(struct chore *c) {
 
 /* Does one chore with the connection up.  0 done, or a ZooKeeper code
  * (retryable ones mean: try again after the next reconnect). */
-static int chore_do(zhandle_t *zh, const struct chore *c) {
+static int chore_do(zkl_session_t *s, const struct chore *c) {
+  const int64_t F = ZKL__FOREVER; /* the client answers every request */
   if (c->node != NULL) {
-    int zrc = zoo_delete(zh, c->node, -1);
+    int zrc = zkl__zk_delete(s, F, c->node);
     return zrc == ZNONODE ? ZOK : zrc;
   }
   /* a create of unknown outcome: make sure we read fresh state, then
    * delete whatever carries its prefix */
   struct String_vector kids = {0, NULL};
-  int zrc = zkl__zk_sync(zh, c->root);
-  if (zrc == ZOK) zrc = zoo_get_children(zh, c->root, 0, &kids);
+  int zrc = zkl__zk_sync(s, F, c->root);
+  if (zrc == ZOK) zrc = zkl__zk_children(s, F, c->root, 0, &kids);
   if (zrc == ZNONODE) return ZOK;
   for (int i = 0; zrc == ZOK && i < kids.count; i++) {
     if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
@@ -253,7 +270,7 @@ static int chore_do(zhandle_t *zh, const struct chore *c) {
       break;
     }
     snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-    zrc = zoo_delete(zh, path, -1);
+    zrc = zkl__zk_delete(s, F, path);
     if (zrc == ZNONODE) zrc = ZOK;
     free(path);
   }
@@ -294,9 +311,10 @@ static void *beat_main(void *arg) {
       s->beat_at_ns = now + every;
       s->beat_inflight = 1;
       s->beat_sent_ns = now;
-      zhandle_t *zh = s->zh;
       pthread_mutex_unlock(&s->mu);
-      int zrc = zoo_aexists(zh, "/", 0, beat_done, s);
+      zhandle_t *zh = zkl__zh_pin(s, NULL);
+      int zrc = zh != NULL ? zoo_aexists(zh, "/", 0, beat_done, s) : ZCLOSING;
+      zkl__zh_unpin(s);
       pthread_mutex_lock(&s->mu);
       if (zrc != ZOK) s->beat_inflight = 0;
       continue;
@@ -313,6 +331,82 @@ static void *beat_main(void *arg) {
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;
+}
+
+static void drop_chores(zkl_session_t *s) {
+  while (s->chores != NULL) {
+    struct chore *c = s->chores;
+    s->chores = c->next;
+    chore_free(c);
+  }
+}
+
+static void ignore_auth(int rc, const void *data) {
+  (void)rc;
+  (void)data;
+}
+
+/* Closes a retired handle once nobody is sending on it, and fails the
+ * requests it still owed an answer (its completions never run now).
+ * Called without s->mu. */
+static void retire(zkl_session_t *s, zhandle_t *old) {
+  pthread_rwlock_wrlock(&s->zh_rw); /* senders pinned it before the swap */
+  pthread_rwlock_unlock(&s->zh_rw);
+  /* If the old session is in fact still alive and reachable, this ends
+   * it on the server: its nodes go at once instead of lingering. */
+  zookeeper_close(old);
+  pthread_mutex_lock(&s->mu);
+  zkl__inflight_t *owed = NULL;
+  for (zkl__inflight_t *op = s->inflight, *next; op != NULL; op = next) {
+    next = op->next;
+    if (op->zh != old) continue;
+    if (op->prev != NULL) op->prev->next = op->next;
+    else s->inflight = op->next;
+    if (op->next != NULL) op->next->prev = op->prev;
+    op->prev = NULL;
+    op->next = owed;
+    owed = op;
+  }
+  pthread_mutex_unlock(&s->mu);
+  while (owed != NULL) {
+    zkl__inflight_t *op = owed;
+    owed = op->next;
+    op->next = NULL;
+    op->discard(op);
+  }
+}
+
+/* With s->mu held, on the janitor thread: the session is LOST; open a new
+ * one on the same hosts.  Holds, queued nodes and chores of the old
+ * session are gone with it (recipes find out by the session id). */
+static void renew(zkl_session_t *s) {
+  /* s->mu is held across init so that the new handle's first events wait
+   * until it is the current one */
+  zhandle_t *nzh = zookeeper_init2(s->hosts, zkl__watcher,
+                                   s->requested_timeout_ms, NULL, s, 0,
+                                   s->quiet_log ? log_discard : NULL);
+  if (nzh == NULL) { /* out of memory, or the names do not resolve now */
+    s->renew_at_ns = zkl__now_ns() + 1000000000LL;
+    return;
+  }
+  zhandle_t *old = s->zh;
+  s->zh = nzh;
+  s->zh_dead = 0;
+  s->gone = 0;
+  s->auth_failed = 0;
+  s->zk_connected = 0;
+  s->beat_inflight = 0;
+  s->beat_at_ns = 0;
+  s->last_heard_ns = zkl__now_ns();
+  s->renewals++;
+  drop_chores(s);
+  pthread_mutex_unlock(&s->mu);
+  /* sent first thing once connected, before any request of ours */
+  if (s->auth != NULL)
+    zoo_add_auth(nzh, "digest", s->auth, (int)strlen(s->auth), ignore_auth,
+                 NULL);
+  retire(s, old);
+  pthread_mutex_lock(&s->mu);
 }
 
 /* The session's thread: state callbacks (which may call into zkl) and the
@@ -332,23 +426,26 @@ static void *janitor_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       continue;
     }
-    if (s->gone) { /* the nodes went with the session */
-      while (s->chores != NULL) {
-        struct chore *c = s->chores;
-        s->chores = c->next;
-        chore_free(c);
+    if (s->gone) drop_chores(s); /* the nodes went with the session */
+    if (s->zh_dead && s->reestablish) {
+      int64_t now = zkl__now_ns();
+      if (now < s->renew_at_ns) {
+        zkl__cond_wait_until(&s->cv, &s->mu, s->renew_at_ns);
+        continue;
       }
+      renew(s);
+      continue;
     }
     if (s->chores != NULL && s->zk_connected &&
         s->chores_blocked != s->conn_gen + 1) {
       struct chore *c = s->chores;
       s->chores = c->next;
-      zhandle_t *zh = s->zh;
       unsigned gen = s->conn_gen;
       pthread_mutex_unlock(&s->mu);
-      int zrc = chore_do(zh, c);
+      int zrc = chore_do(s, c);
       pthread_mutex_lock(&s->mu);
-      if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) {
+      if ((zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) &&
+          !s->zh_dead) {
         c->next = s->chores; /* again after the next (re)connection */
         s->chores = c;
         s->chores_blocked = gen + 1;
@@ -412,15 +509,6 @@ static void janitor_stop(zkl_session_t *s) {
   }
 }
 
-void zkl__inflight_add(zkl_session_t *s, zkl__inflight_t *op) {
-  pthread_mutex_lock(&s->mu);
-  op->prev = NULL;
-  op->next = s->inflight;
-  if (s->inflight != NULL) s->inflight->prev = op;
-  s->inflight = op;
-  pthread_mutex_unlock(&s->mu);
-}
-
 void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op) {
   pthread_mutex_lock(&s->mu);
   if (op->prev != NULL) op->prev->next = op->next;
@@ -430,39 +518,24 @@ void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* A `sync` round trip: afterwards this client's reads see everything the
- * leader had committed when it was sent, even on a lagging follower. */
-struct sync_wait {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int rc, done;
-};
-
-static void sync_done(int rc, const char *value, const void *data) {
-  (void)value;
-  struct sync_wait *sw = (struct sync_wait *)data;
-  pthread_mutex_lock(&sw->mu);
-  sw->rc = rc;
-  sw->done = 1;
-  pthread_cond_signal(&sw->cv);
-  pthread_mutex_unlock(&sw->mu);
-}
-
-int zkl__zk_sync(zhandle_t *zh, const char *path) {
-  struct sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                         0, 0};
-  int zrc = zoo_async(zh, path, sync_done, &sw);
-  if (zrc == ZOK) {
-    /* the client completes every request, with an error on disconnect */
-    pthread_mutex_lock(&sw.mu);
-    while (!sw.done) pthread_cond_wait(&sw.cv, &sw.mu);
-    pthread_mutex_unlock(&sw.mu);
-    zrc = sw.rc;
+/* Pins the current handle for sending (with op: records the request as
+ * in flight on it); NULL once the session is closing. */
+zhandle_t *zkl__zh_pin(zkl_session_t *s, zkl__inflight_t *op) {
+  pthread_rwlock_rdlock(&s->zh_rw);
+  pthread_mutex_lock(&s->mu);
+  zhandle_t *zh = s->state == ZKL_SESSION_CLOSED ? NULL : s->zh;
+  if (op != NULL && zh != NULL) {
+    op->zh = zh;
+    op->prev = NULL;
+    op->next = s->inflight;
+    if (s->inflight != NULL) s->inflight->prev = op;
+    s->inflight = op;
   }
-  pthread_cond_destroy(&sw.cv);
-  pthread_mutex_destroy(&sw.mu);
-  return zrc;
+  pthread_mutex_unlock(&s->mu);
+  return zh;
 }
+
+void zkl__zh_unpin(zkl_session_t *s) { pthread_rwlock_unlock(&s->zh_rw); }
 
 /* ---- open / close ------------------------------------------------------- */
 
@@ -479,6 +552,8 @@ static void session_free(zkl_session_t *s) {
   }
   acl_free(&s->acl);
   free(s->hosts);
+  free(s->auth);
+  pthread_rwlock_destroy(&s->zh_rw);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -555,11 +630,29 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
     free(s);
     return ZKL_ESYSTEM;
   }
+  /* writers first: a retirement must not wait behind a stream of senders */
+  pthread_rwlockattr_t rwa;
+  pthread_rwlockattr_init(&rwa);
+  pthread_rwlockattr_setkind_np(&rwa,
+                                PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  int rwrc = pthread_rwlock_init(&s->zh_rw, &rwa);
+  pthread_rwlockattr_destroy(&rwa);
+  if (rwrc != 0) {
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return ZKL_ESYSTEM;
+  }
   s->state = ZKL_SESSION_CONNECTING;
   s->on_state = o->on_state;
   s->state_arg = o->state_arg;
   s->hosts = strdup(hosts);
-  if (s->hosts == NULL || (rc = acl_choose(&s->acl, o)) != 0) {
+  s->reestablish = o->reestablish != 0;
+  s->requested_timeout_ms = o->session_timeout_ms;
+  s->quiet_log = o->log_stream == NULL;
+  if (o->auth != NULL) s->auth = strdup(o->auth);
+  if (s->hosts == NULL || (o->auth != NULL && s->auth == NULL) ||
+      (rc = acl_choose(&s->acl, o)) != 0) {
     session_free(s);
     return ZKL_ENOMEM;
   }
@@ -694,6 +787,19 @@ int zkl__health_locked(zkl_session_t *s) {
   if (s->state == ZKL_SESSION_SUSPENDED) return ZKL_ESUSPENDED;
   return 0;
 }
+
+int zkl__session_renews_locked(zkl_session_t *s) {
+  return s->reestablish && s->state != ZKL_SESSION_CLOSED;
+}
+
+int zkl__session_renews(zkl_session_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int r = zkl__session_renews_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return r;
+}
+
+int64_t zkl__session_id_locked(zkl_session_t *s) { return s->id; }
 
 int zkl__session_gone(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);

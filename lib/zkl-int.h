@@ -195,6 +195,11 @@ void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
 void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w);
 unsigned zkl__session_epoch(zkl_session_t *s); /* with the session locked */
 int zkl__health_locked(zkl_session_t *s);        /* with the session locked */
+/* Will a LOST session be replaced by a new one (the reestablish option,
+ * and not closing)?  With and without the session locked. */
+int zkl__session_renews_locked(zkl_session_t *s);
+int zkl__session_renews(zkl_session_t *s);
+int64_t zkl__session_id_locked(zkl_session_t *s);
 /* With the session locked: waits on w->cv until signalled (0) or the
  * deadline (ZKL_ETIMEDOUT). */
 int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline);
@@ -217,12 +222,49 @@ int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
  * drops it), so the session discards what is left after zookeeper_close. */
 typedef struct zkl__inflight {
   struct zkl__inflight *prev, *next;
+  struct _zhandle *zh; /* the handle it was sent on */
   void (*discard)(struct zkl__inflight *op);
 } zkl__inflight_t;
-void zkl__inflight_add(zkl_session_t *s, zkl__inflight_t *op);
 void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op);
-/* ZooKeeper's `sync` on path, waited for: a ZooKeeper code. */
-int zkl__zk_sync(struct _zhandle *zh, const char *path);
+/* Pins the session's current handle while a request is sent on it (a
+ * handle replaced after LOST is closed only when nobody is sending on
+ * it); with op, records op as in flight on it.  NULL once closing.
+ * Always followed by zkl__zh_unpin(), with no other pin in between. */
+struct _zhandle *zkl__zh_pin(zkl_session_t *s, zkl__inflight_t *op);
+void zkl__zh_unpin(zkl_session_t *s);
+
+/* ---- requests with a deadline (zkcall.c) ---------------------------------
+ * Each sends one request with ZooKeeper's asynchronous API and waits for
+ * the answer until the absolute monotonic deadline (ZKL__FOREVER: until the
+ * client answers, which it always does, with ZCONNECTIONLOSS at worst).
+ * They return ZooKeeper's code, or ZKL__ZTIMEDOUT when the deadline came
+ * first: the request may still be applied later.  Watches use
+ * zkl__watcher with the session as context. */
+#define ZKL__ZTIMEDOUT (-990)
+struct Stat;
+struct String_vector;
+int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
+                   int watch, struct Stat *st);
+/* *value (malloc'ed, NUL-terminated, *len bytes) when value != NULL */
+int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
+                int watch, char **value, int *len, struct Stat *st);
+int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
+                     int watch, struct String_vector *out);
+/* with the session's ACL; *made (malloc'ed) the path the server made */
+int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
+                   const char *data, int len, int flags, char **made,
+                   int64_t *czxid);
+int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path);
+/* one multi: setData(root, mark) and delete(node), atomically */
+int zkl__zk_set_and_delete(zkl_session_t *s, int64_t deadline,
+                           const char *root, const char *mark, int mark_len,
+                           const char *node);
+/* ZooKeeper's `sync`: afterwards this client's reads see everything the
+ * leader had committed when it was sent, even on a lagging follower. */
+int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);
+/* Withdraws every watch of `type` (ZooWatcherType) this session has on
+ * path, without waiting for the answer. */
+void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type);
 
 /* ---- the contention core (contend.c) ------------------------------------- */
 
@@ -239,6 +281,8 @@ typedef struct zkl__contender {
   int32_t seq;
   int64_t czxid;                /* fencing token                         */
   int64_t session_id;           /* session that created node             */
+  int64_t dl;                   /* deadline of each request of the call
+                                   in progress                            */
   int no_mark;                  /* root refused the release mark          */
   atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
@@ -286,6 +330,10 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
 /* Waits for the watch zkl__contend_head() left, a session change or a
  * cancel.  0 (look again), ZKL_ECANCELED, or ZKL_ELOST. */
 int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen);
+/* Forgets our node (it went with a lost session) and waits until the
+ * session is usable again (re-established).  0, ZKL_ELOST (no new session
+ * will come) or ZKL_ECANCELED. */
+int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen);
 /* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
  * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
 int zkl__contend_hold_health(zkl__contender_t *c);

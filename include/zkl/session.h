@@ -42,7 +42,10 @@ typedef enum zkl_acl {
  * them. */
 typedef enum zkl_session_state {
   ZKL_SESSION_CONNECTING = 0, /* not yet connected for the first time       */
-  ZKL_SESSION_CONNECTED = 1,  /* connected; holds are valid                 */
+  ZKL_SESSION_CONNECTED = 1,  /* connected; holds are valid.  As a callback
+                                 after LOST: a NEW session (another
+                                 zkl_session_id()); holds of the old one
+                                 stay lost                                  */
   ZKL_SESSION_SUSPENDED = 2,  /* connection lost; the session may still be
                                  alive: every hold is in doubt (do not act
                                  on it) until RECONNECTED or LOST           */
@@ -51,7 +54,10 @@ typedef enum zkl_session_state {
                                  has not heard from the server for a whole
                                  session timeout (by then the server may
                                  have expired it).  Every hold and queued
-                                 node of it is gone; final.                 */
+                                 node of it is gone.  With the reestablish
+                                 option (default) zkl then opens a new
+                                 session (CONNECTED follows); without it
+                                 LOST is final.                             */
   ZKL_SESSION_CLOSED = 4,     /* zkl_session_close() has begun              */
   ZKL_SESSION_RECONNECTED = 5 /* callback only: the same session is back
                                  after SUSPENDED; holds are valid again.
@@ -83,6 +89,16 @@ typedef struct zkl_session_opts {
                                  sets it with zoo_set_debug_level()          */
   zkl_session_state_fn on_state; /* state changes; NULL (default): none    */
   void *state_arg;            /* passed to on_state                         */
+  int reestablish;            /* 1 (default): after LOST, open a new
+                                 ZooKeeper session on the same hosts (and
+                                 credentials), retrying until it connects
+                                 or zkl_session_close().  Calls waiting to
+                                 acquire keep waiting and queue again on the
+                                 new session; an election candidate runs
+                                 again; holds of the old session stay lost
+                                 (ZKL_ELOST from holding/unlock) until
+                                 acquired again.  0: LOST is final, every
+                                 later call fails with ZKL_ELOST.           */
 } zkl_session_opts_t;
 
 /* Fills *opts with the defaults above.  Thread-safe. */
@@ -128,7 +144,10 @@ ZKL_EXTERN int64_t zkl_session_id(zkl_session_t *s);
 
 /* Escape hatch: the underlying ZooKeeper handle, for the caller's own
  * ZooKeeper calls on the same session.  Owned by the session: do not close
- * it, and do not register a global watcher on it.  NULL for NULL. */
+ * it, and do not register a global watcher on it.  NULL for NULL.
+ * When the session is re-established after LOST the handle is replaced
+ * and the old one closed: ask again after the CONNECTED that follows a
+ * LOST, and do not use a handle across one. */
 ZKL_EXTERN zhandle_t *zkl_session_zhandle(zkl_session_t *s);
 
 #ifdef __cplusplus

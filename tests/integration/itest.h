@@ -25,6 +25,8 @@ const char *it_hosts(void);
 void it_root(char *buf, size_t len, const char *tag);
 zkl_session_t *it_session(void);
 zkl_session_t *it_session_timeout(int session_timeout_ms);
+/* A session opened with reestablish = 0: LOST is final. */
+zkl_session_t *it_session_final(int session_timeout_ms);
 /* Children of path (0 if it does not exist); names copied if v != NULL. */
 int it_children(zkl_session_t *s, const char *path, struct String_vector *v);
 /* Runs a harness verb (kill, restart, pause, resume) on server 1 of the
@@ -66,7 +68,7 @@ int64_t it_now_ms(void);
 void it_sleep_ms(int ms);
 /* Forces the session to expire on the server (the classic trick: a second
  * handle with the same id and password closes it) and waits until s says
- * ZKL_SESSION_LOST. */
+ * ZKL_SESSION_LOST, or has a new session id already (re-established). */
 void it_expire_session(zkl_session_t *s);
 
 #endif

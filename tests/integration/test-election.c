@@ -413,17 +413,20 @@ END_TEST
 
 /* A leader whose connection drops is told SUSPENDED at once and stops
  * leading; the same session back with its node still there leads again
- * (same token); a lost session ends it for good. */
+ * (same token); a lost session ends that leadership: for good without
+ * reestablish (_i & 2), else the candidate runs again on the new session
+ * and leads with a new token.  _i & 1: a slow SUSPENDED callback. */
 START_TEST(leader_suspended_restored_then_lost) {
   if (getenv("ZKL_TEST_ZKDIR") == NULL || getenv("ZKL_TEST_HARNESS") == NULL ||
       getenv("ZKL_TEST_ENSEMBLE_DIR") != NULL)
     return; /* needs the standalone server the wrapper started */
   char root[128];
   it_root(root, sizeof root, "elect-susp");
-  zkl_session_t *s = it_session_timeout(6000);
+  int final = (_i & 2) != 0;
+  zkl_session_t *s = final ? it_session_final(6000) : it_session_timeout(6000);
   struct cb_log log = {.mu = PTHREAD_MUTEX_INITIALIZER};
   struct cand c = {&log, 0, NULL, 0, 0, 0};
-  if (_i == 1) c.slow_suspended_ms = 2500; /* reconnect during it */
+  if (_i & 1) c.slow_suspended_ms = 2500; /* reconnect during it */
   zkl_election_t *e = candidate(s, root, &c, "solo");
   ck_assert_int_eq(zkl_election_start(e), 0);
   ck_assert_int_eq(zkl_election_await(e, 5000), 0);
@@ -443,17 +446,33 @@ START_TEST(leader_suspended_restored_then_lost) {
   ck_assert(log.token[2] == log.token[0]); /* same node, same token */
   ck_assert_int_eq(zkl_election_is_leader(e), 1);
 
+  int64_t old_id = zkl_session_id(s);
   it_expire_session(s);
-  ck_assert_int_eq(zkl_election_is_leader(e), ZKL_ELOST);
+  int led = zkl_election_is_leader(e);
+  ck_assert_msg(led == ZKL_ELOST || (!final && led == 0),
+                "still leading after LOST: %d", led);
   la.want = 4;
   ck_assert(it_wait_until(log_has, &la, 8000));
   ck_assert_int_eq(log.what[3], 'R'); /* once: suspended first, or lost */
   ck_assert(log.reason[3] == ZKL_REASON_SUSPENDED ||
             log.reason[3] == ZKL_REASON_LOST);
-  ck_assert_int_eq(zkl_election_await(e, 2000), ZKL_ELOST);
-  ck_assert_int_eq(zkl_election_start(e), ZKL_ELOST);
-  zkl_election_destroy(e);
-  ck_assert_int_eq(log_count(&log), 4); /* nothing more */
+  if (final) {
+    ck_assert_int_eq(zkl_election_await(e, 2000), ZKL_ELOST);
+    ck_assert_int_eq(zkl_election_start(e), ZKL_ELOST);
+    zkl_election_destroy(e);
+    ck_assert_int_eq(log_count(&log), 4); /* nothing more */
+  } else {
+    la.want = 5; /* elected again on the new session */
+    ck_assert_msg(it_wait_until(log_has, &la, 8000), "not elected again");
+    ck_assert_int_eq(log.what[4], 'E');
+    ck_assert(log.token[4] > log.token[0]);
+    ck_assert(zkl_session_id(s) != old_id);
+    ck_assert_int_eq(zkl_election_is_leader(e), 1);
+    zkl_election_destroy(e);
+    ck_assert_int_eq(log_count(&log), 6); /* and revoked once (destroy) */
+    ck_assert_int_eq(log.what[5], 'R');
+    ck_assert_int_eq(it_children(s, root, NULL), 0);
+  }
   zkl_session_close(s);
 }
 END_TEST
@@ -490,7 +509,7 @@ Suite *election_suite(void) {
   tcase_add_test(tc, processes_never_lead_together);
   /* 0: the callback returns at once; 1: the connection comes back while
    * on_revoked(SUSPENDED) still runs */
-  tcase_add_loop_test(tc, leader_suspended_restored_then_lost, 0, 2);
+  tcase_add_loop_test(tc, leader_suspended_restored_then_lost, 0, 4);
   suite_add_tcase(su, tc);
   return su;
 }

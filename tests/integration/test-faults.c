@@ -294,16 +294,25 @@ START_TEST(session_states_reach_the_callback) {
   ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
   ck_assert_int_eq(zkl_mutex_holding(m), 1);
 
+  int64_t old_id = zkl_session_id(s);
   it_expire_session(s);
-  a.want = ZKL_SESSION_LOST;
-  ck_assert(it_wait_until(state_seen, &a, 5000));
-  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
+  /* LOST, then a new session: CONNECTED again */
+  a.want = ZKL_SESSION_CONNECTED;
+  ck_assert_msg(it_wait_until(state_seen, &a, 8000) && t.n > 3,
+                "no new session after LOST");
+  ck_assert(zkl_session_id(s) != old_id);
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST); /* that hold is gone */
   pthread_mutex_lock(&t.mu);
   ck_assert_int_eq(t.seen[0], ZKL_SESSION_CONNECTED);
   ck_assert_int_eq(t.seen[1], ZKL_SESSION_SUSPENDED);
   ck_assert_int_eq(t.seen[2], ZKL_SESSION_RECONNECTED);
-  ck_assert_int_eq(t.seen[t.n - 1], ZKL_SESSION_LOST);
+  ck_assert_int_eq(t.seen[t.n - 2], ZKL_SESSION_LOST);
+  ck_assert_int_eq(t.seen[t.n - 1], ZKL_SESSION_CONNECTED);
   pthread_mutex_unlock(&t.mu);
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0); /* acquired again, new session */
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
   zkl_mutex_destroy(m);
   zkl_session_close(s);
 }

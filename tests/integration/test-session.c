@@ -1,4 +1,5 @@
 /* tests/integration/test-session.c - opening, options and closing. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,11 +127,12 @@ START_TEST(close_with_live_mutex_is_deferred) {
 }
 END_TEST
 
-/* The server expires the session: holders learn ELOST, not success. */
+/* The server expires a session opened without reestablish: holders learn
+ * ELOST, not success, and so does every later call. */
 START_TEST(expired_session_reports_lost) {
   char root[128];
   it_root(root, sizeof root, "expire");
-  zkl_session_t *s = it_session_timeout(4000);
+  zkl_session_t *s = it_session_final(4000); /* LOST is final */
   zkl_mutex_t *m;
   ck_assert_int_eq(zkl_mutex_create(&m, s, root, NULL), 0);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
@@ -149,6 +151,71 @@ START_TEST(expired_session_reports_lost) {
 }
 END_TEST
 
+/* A lock call queued behind another contender of the same session. */
+struct queued {
+  zkl_session_t *s;
+  zkl_mutex_t *m;
+  int rc, holding, unlock_rc;
+  uint64_t token;
+  int64_t session;
+  int release; /* atomic: the test says when to unlock */
+};
+
+static void *lock_in_thread(void *arg) {
+  struct queued *q = arg;
+  q->rc = zkl_mutex_lock(q->m);
+  int holding = zkl_mutex_holding(q->m);
+  zkl_mutex_token(q->m, &q->token);
+  q->session = zkl_session_id(q->s);
+  __atomic_store_n(&q->holding, holding, __ATOMIC_SEQ_CST);
+  while (!__atomic_load_n(&q->release, __ATOMIC_SEQ_CST)) it_sleep_ms(5);
+  q->unlock_rc = zkl_mutex_unlock(q->m); /* ownership is per thread */
+  return NULL;
+}
+
+/* Default sessions open a new ZooKeeper session after LOST: the holder's
+ * hold stays lost, a waiter that was only queued keeps waiting and
+ * acquires on the new session, with a larger fencing token. */
+START_TEST(expired_session_is_reestablished) {
+  char root[128];
+  it_root(root, sizeof root, "renew");
+  zkl_session_t *s = it_session_timeout(4000);
+  zkl_mutex_t *holder = it_mutex(s, root), *waiter = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(holder), 0);
+  uint64_t old_token;
+  ck_assert_int_eq(zkl_mutex_token(holder, &old_token), 0);
+  struct queued q = {s, waiter, -1, -1, -1, 0, 0, 0};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, lock_in_thread, &q), 0);
+  ck_assert(it_wait_children(s, root, 2, 5000)); /* it is queued */
+  int64_t old_id = zkl_session_id(s);
+
+  it_expire_session(s);
+  /* the queued lock goes through on the new session */
+  for (int i = 0; i < 2000 && __atomic_load_n(&q.holding, __ATOMIC_SEQ_CST) < 0;
+       i++)
+    it_sleep_ms(5);
+  ck_assert_int_eq(q.rc, 0);
+  ck_assert_int_eq(q.holding, 1);
+  ck_assert(q.session != old_id && q.session == zkl_session_id(s));
+  ck_assert(q.token > old_token);
+  ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
+  ck_assert_int_eq(zkl_mutex_holding(holder), ZKL_ELOST);
+  ck_assert_int_eq(zkl_mutex_unlock(holder), ZKL_ELOST);
+  ck_assert_int_eq(zkl_mutex_trylock(holder), ZKL_EBUSY); /* waiter holds */
+  ck_assert_int_eq(it_children(s, root, NULL), 1);
+  __atomic_store_n(&q.release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(q.unlock_rc, 0);
+  ck_assert_int_eq(zkl_mutex_lock(holder), 0); /* acquired again */
+  ck_assert_int_eq(zkl_mutex_unlock(holder), 0);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_mutex_destroy(holder);
+  zkl_mutex_destroy(waiter);
+  zkl_session_close(s);
+}
+END_TEST
+
 Suite *session_suite(void) {
   Suite *su = suite_create("session");
   TCase *tc = it_tcase("open");
@@ -163,6 +230,7 @@ Suite *session_suite(void) {
   tc = it_tcase("lifetime");
   tcase_add_test(tc, close_with_live_mutex_is_deferred);
   tcase_add_test(tc, expired_session_reports_lost);
+  tcase_add_test(tc, expired_session_is_reestablished);
   suite_add_tcase(su, tc);
   return su;
 }

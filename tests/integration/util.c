@@ -32,15 +32,25 @@ void it_root(char *buf, size_t len, const char *tag) {
            (long)ts.tv_sec, ts.tv_nsec);
 }
 
-zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms) {
+static zkl_session_t *session_with(const char *hosts, int session_timeout_ms,
+                                   int reestablish) {
   zkl_session_opts_t o;
   zkl_session_opts_init(&o);
   o.session_timeout_ms = session_timeout_ms;
+  o.reestablish = reestablish;
   zkl_session_t *s = NULL;
   int rc = zkl_session_open(&s, hosts, &o);
   ck_assert_msg(rc == 0, "session_open: %s (%s)", zkl_strerror(rc),
                 zkl_last_error());
   return s;
+}
+
+zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms) {
+  return session_with(hosts, session_timeout_ms, 1);
+}
+
+zkl_session_t *it_session_final(int session_timeout_ms) {
+  return session_with(it_hosts(), session_timeout_ms, 0);
 }
 
 zkl_session_t *it_session_timeout(int session_timeout_ms) {
@@ -188,7 +198,10 @@ void it_expire_session(zkl_session_t *s) {
       it_sleep_ms(5);
     zookeeper_close(other); /* closes the shared session on the server */
     for (int i = 0; i < 400; i++) {
-      if (zkl_session_state(s) == ZKL_SESSION_LOST) return;
+      /* LOST, or already re-established on a new session */
+      if (zkl_session_state(s) == ZKL_SESSION_LOST ||
+          zkl_session_id(s) != copy.client_id)
+        return;
       it_sleep_ms(10);
     }
   }

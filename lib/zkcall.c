@@ -1,0 +1,319 @@
+/* lib/zkcall.c - ZooKeeper requests that honour a deadline.
+ *
+ * ZooKeeper's synchronous calls return only when the server answers or the
+ * client gives the connection up (up to 2/3 of the session timeout later
+ * when the server is frozen).  Every request of the contention core goes
+ * through here instead: it is sent with the asynchronous API and waited for
+ * until the caller's deadline.  A caller that gives up leaves the request's
+ * record to its completion, which frees it; the session wakes and frees what
+ * is left if the handle is closed before the answer comes (its completions
+ * then never run).  Completions run on ZooKeeper's completion thread and
+ * only copy the answer and signal.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zkl-int.h"
+
+#define MAX_OPS 2
+
+struct zcall {
+  zkl__inflight_t link; /* first: the session's discard casts back */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int refs, done, rc;
+  zkl_session_t *s;
+  struct Stat st;
+  int have_st;
+  struct String_vector kids; /* owned copy */
+  char *value;               /* get: the data; create: the path made */
+  int value_len;
+  zoo_op_result_t res[MAX_OPS];
+};
+
+static void zcall_free(struct zcall *k) {
+  deallocate_String_vector(&k->kids);
+  free(k->value);
+  pthread_cond_destroy(&k->cv);
+  pthread_mutex_destroy(&k->mu);
+  free(k);
+}
+
+static void zcall_unref(struct zcall *k) {
+  pthread_mutex_lock(&k->mu);
+  int last = --k->refs == 0;
+  pthread_mutex_unlock(&k->mu);
+  if (last) zcall_free(k);
+}
+
+/* With k->mu held: the answer is in. */
+static void zcall_done_locked(struct zcall *k, int rc) {
+  k->rc = rc;
+  k->done = 1;
+  pthread_cond_signal(&k->cv);
+}
+
+/* The handle was closed before the answer came: the request failed. */
+static void zcall_discard(zkl__inflight_t *op) {
+  struct zcall *k = (struct zcall *)op;
+  pthread_mutex_lock(&k->mu);
+  zcall_done_locked(k, ZCLOSING);
+  pthread_mutex_unlock(&k->mu);
+  zcall_unref(k);
+}
+
+static struct zcall *zcall_new(zkl_session_t *s) {
+  struct zcall *k = calloc(1, sizeof *k);
+  if (k == NULL) return NULL;
+  if (pthread_mutex_init(&k->mu, NULL) != 0) {
+    free(k);
+    return NULL;
+  }
+  if (zkl__cond_init(&k->cv) != 0) {
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+    return NULL;
+  }
+  k->refs = 2; /* the caller and the completion */
+  k->s = s;
+  k->link.discard = zcall_discard;
+  return k;
+}
+
+/* After the send: a request that was not sent gets no completion. */
+static void zcall_sent(struct zcall *k, int zrc) {
+  zkl__zh_unpin(k->s);
+  if (zrc == ZOK) return;
+  zkl__inflight_remove(k->s, &k->link);
+  pthread_mutex_lock(&k->mu);
+  k->refs--;
+  zcall_done_locked(k, zrc);
+  pthread_mutex_unlock(&k->mu);
+}
+
+/* Waits for the answer until the deadline.  The answer's code, or
+ * ZKL__ZTIMEDOUT (the record then stays with the completion).  With the
+ * answer in, k->mu is left held for the caller to copy results. */
+static int zcall_wait(struct zcall *k, int64_t deadline) {
+  pthread_mutex_lock(&k->mu);
+  while (!k->done && zkl__cond_wait_until(&k->cv, &k->mu, deadline) == 0) {
+  }
+  if (!k->done) {
+    pthread_mutex_unlock(&k->mu);
+    return ZKL__ZTIMEDOUT;
+  }
+  return k->rc;
+}
+
+/* Releases the caller's hold after zcall_wait(). */
+static void zcall_end(struct zcall *k, int zrc) {
+  if (zrc != ZKL__ZTIMEDOUT) pthread_mutex_unlock(&k->mu);
+  zcall_unref(k);
+}
+
+/* The common ending of a completion. */
+static void zcall_complete(struct zcall *k, int rc, const struct Stat *st) {
+  zkl__inflight_remove(k->s, &k->link);
+  pthread_mutex_lock(&k->mu);
+  if (st != NULL) {
+    k->st = *st;
+    k->have_st = 1;
+  }
+  zcall_done_locked(k, rc);
+  pthread_mutex_unlock(&k->mu);
+  zcall_unref(k);
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static void stat_done(int rc, const struct Stat *st, const void *data) {
+  zcall_complete((struct zcall *)data, rc, rc == ZOK ? st : NULL);
+}
+
+static void void_done(int rc, const void *data) {
+  zcall_complete((struct zcall *)data, rc, NULL);
+}
+
+static void sync_done(int rc, const char *value, const void *data) {
+  (void)value;
+  zcall_complete((struct zcall *)data, rc, NULL);
+}
+
+static char *copy_bytes(const char *p, int len) {
+  char *out = malloc(len > 0 ? (size_t)len + 1 : 1);
+  if (out == NULL) return NULL;
+  if (len > 0) memcpy(out, p, (size_t)len);
+  out[len > 0 ? len : 0] = '\0';
+  return out;
+}
+
+static void data_done(int rc, const char *value, int len, const struct Stat *st,
+                      const void *data) {
+  struct zcall *k = (struct zcall *)data;
+  if (rc == ZOK) {
+    k->value = copy_bytes(value, value != NULL ? len : 0);
+    k->value_len = value != NULL && len > 0 ? len : 0;
+    if (k->value == NULL) rc = ZSYSTEMERROR;
+  }
+  zcall_complete(k, rc, rc == ZOK ? st : NULL);
+}
+
+static void create_done(int rc, const char *path, const struct Stat *st,
+                        const void *data) {
+  struct zcall *k = (struct zcall *)data;
+  if (rc == ZOK && path != NULL) {
+    k->value = copy_bytes(path, (int)strlen(path));
+    /* made but not known to the caller: the caller's problem to find it
+     * again by its prefix, as after a connection loss */
+    if (k->value == NULL) rc = ZCONNECTIONLOSS;
+  }
+  zcall_complete(k, rc, rc == ZOK ? st : NULL);
+}
+
+static void children_done(int rc, const struct String_vector *v,
+                          const void *data) {
+  struct zcall *k = (struct zcall *)data;
+  if (rc == ZOK && v != NULL && v->count > 0) {
+    k->kids.data = calloc((size_t)v->count, sizeof *k->kids.data);
+    for (int i = 0; k->kids.data != NULL && i < v->count; i++) {
+      k->kids.data[i] = strdup(v->data[i]);
+      if (k->kids.data[i] == NULL) break;
+      k->kids.count = i + 1;
+    }
+    if (k->kids.count != v->count) rc = ZSYSTEMERROR;
+  }
+  zcall_complete(k, rc, NULL);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* Each request: a record, the handle pinned while sending, the wait. */
+#define ZCALL_BEGIN(s, k, zh)                          \
+  struct zcall *k = zcall_new(s);                      \
+  if (k == NULL) return ZSYSTEMERROR;                  \
+  zhandle_t *zh = zkl__zh_pin(s, &k->link)
+
+int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
+                   int watch, struct Stat *st) {
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING
+            : watch    ? zoo_awexists(zh, path, zkl__watcher, s, stat_done, k)
+                       : zoo_aexists(zh, path, 0, stat_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  if (zrc == ZOK && st != NULL) *st = k->st;
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
+                int watch, char **value, int *len, struct Stat *st) {
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING
+            : watch    ? zoo_awget(zh, path, zkl__watcher, s, data_done, k)
+                       : zoo_aget(zh, path, 0, data_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  if (zrc == ZOK) {
+    if (st != NULL) *st = k->st;
+    if (len != NULL) *len = k->value_len;
+    if (value != NULL) {
+      *value = k->value;
+      k->value = NULL;
+    }
+  }
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
+                     int watch, struct String_vector *out) {
+  out->count = 0;
+  out->data = NULL;
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING
+            : watch ? zoo_awget_children(zh, path, zkl__watcher, s,
+                                         children_done, k)
+                    : zoo_aget_children(zh, path, 0, children_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  if (zrc == ZOK) {
+    *out = k->kids;
+    k->kids.count = 0;
+    k->kids.data = NULL;
+  }
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
+                   const char *data, int len, int flags, char **made,
+                   int64_t *czxid) {
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING
+                       : zoo_acreate2(zh, path, data, len,
+                                      zkl__session_acl(s), flags, create_done,
+                                      k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  if (zrc == ZOK) {
+    if (czxid != NULL) *czxid = k->have_st ? k->st.czxid : 0;
+    if (made != NULL) {
+      *made = k->value;
+      k->value = NULL;
+    }
+  }
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING : zoo_adelete(zh, path, -1, void_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_set_and_delete(zkl_session_t *s, int64_t deadline,
+                           const char *root, const char *mark, int mark_len,
+                           const char *node) {
+  ZCALL_BEGIN(s, k, zh);
+  zoo_op_t ops[MAX_OPS];
+  zoo_set_op_init(&ops[0], root, mark, mark_len, -1, NULL);
+  zoo_delete_op_init(&ops[1], node, -1);
+  /* the request is serialized at once; the results land in the record */
+  int zrc = zh == NULL ? ZCLOSING
+                       : zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path) {
+  ZCALL_BEGIN(s, k, zh);
+  int zrc = zh == NULL ? ZCLOSING : zoo_async(zh, path, sync_done, k);
+  zcall_sent(k, zrc);
+  zrc = zcall_wait(k, deadline);
+  zcall_end(k, zrc);
+  return zrc;
+}
+
+static void ignore_done(int rc, const void *data) {
+  (void)rc;
+  (void)data;
+}
+
+void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type) {
+  zhandle_t *zh = zkl__zh_pin(s, NULL);
+  /* zookeeper.h declares the completion as void_completion_t *, but the
+   * client stores and calls it as a plain void_completion_t. */
+  if (zh != NULL)
+    zoo_aremove_all_watches(zh, path, (ZooWatcherType)type, 0,
+                            (void_completion_t *)(void *)ignore_done, NULL);
+  zkl__zh_unpin(s);
+}
