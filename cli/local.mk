@@ -25,4 +25,7 @@ tests_cli_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cli
 tests_cli_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_cli_unit_tests_LDADD = lib/libzkl-core.la $(CHECK_LIBS)
 
-TESTS += tests/cli/unit-tests
+TESTS += tests/cli/unit-tests tests/cli/usage.sh tests/cli/man.sh \
+	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh
+EXTRA_DIST += tests/cli/lib.sh tests/cli/usage.sh tests/cli/man.sh \
+	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh
