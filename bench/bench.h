@@ -31,6 +31,7 @@ typedef struct bench_opts {
   unsigned only;           /* bit s set: run scenario s (1..7)             */
   int iters;               /* S1, S2: measured operations per variant      */
   double duration_s;       /* S3, S5: seconds per run                       */
+  int reps;                /* S3, S5: runs of each implementation, in turns */
   int ns[BENCH_MAX_LIST], n_ns;         /* S3: contender counts        */
   int queues[BENCH_MAX_LIST], n_queues; /* S4: queue lengths           */
   int readers, writers;    /* S5                                            */
@@ -45,6 +46,9 @@ typedef struct bench_opts {
 
 int64_t bench_now_ns(void); /* CLOCK_MONOTONIC */
 void bench_sleep_ms(int ms);
+/* CPU time of this process so far (every thread, ZooKeeper's included), µs:
+ * the client's own cost of a window in which only one implementation ran. */
+double bench_cpu_us(void);
 
 /* A growing array of measurements (latencies in µs, mostly). */
 typedef struct samples {
@@ -126,6 +130,8 @@ int srv_sample(const char *hosts, srv_counters_t *out);
 void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
                srv_counters_t *out);
 int srv_calibrate(const char *hosts);
+/* Adds the counts of window d to sum (watches and zxid are left alone). */
+void srv_add(srv_counters_t *sum, const srv_counters_t *d);
 /* Waits (bounded by timeout_ms) until the server holds at least `count`
  * watches.  0, or -1 on timeout. */
 int srv_wait_watches(const char *hosts, double count, int timeout_ms);
@@ -177,6 +183,10 @@ int floor_lock_release(floor_lock_t *l);
 /* One uncontended cycle: create, getChildren, delete, each after the
  * other's answer.  0 or a ZooKeeper code. */
 int floor_cycle_seq(zhandle_t *zh, const char *root);
+/* The sequential cycle releasing as zkl does: one multi that deletes the
+ * node and writes a release mark of zkl's size into the root's data (to
+ * tell the cost of the mark from the rest). */
+int floor_cycle_mark(zhandle_t *zh, const char *root);
 /* The same with create and getChildren sent back to back (the server
  * answers a session in order, so the listing already holds the node). */
 int floor_cycle_pipelined(zhandle_t *zh, const char *root);

@@ -132,6 +132,26 @@ int floor_cycle_seq(zhandle_t *zh, const char *root) {
   return zrc != ZOK ? zrc : drc;
 }
 
+int floor_cycle_mark(zhandle_t *zh, const char *root) {
+  char want[256], node[256];
+  if (create_path(want, sizeof want, root) != 0) return ZBADARGUMENTS;
+  int zrc = zoo_create(zh, want, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                       ZOO_EPHEMERAL_SEQUENTIAL, node, sizeof node);
+  if (zrc != ZOK) return zrc;
+  struct String_vector kids = {0, NULL};
+  zrc = zoo_get_children(zh, root, 0, &kids);
+  if (zrc == ZOK && !lowest_of(&kids, node)) zrc = ZSYSTEMERROR;
+  deallocate_String_vector(&kids);
+  /* a mark of zkl's size: "zkl-released:mutex:<czxid>" */
+  static const char mark[] = "zkl-released:mutex:4294967296";
+  zoo_op_t ops[2];
+  zoo_op_result_t res[2];
+  zoo_set_op_init(&ops[0], root, mark, (int)sizeof mark - 1, -1, NULL);
+  zoo_delete_op_init(&ops[1], node, -1);
+  int drc = zoo_multi(zh, 2, ops, res);
+  return zrc != ZOK ? zrc : drc;
+}
+
 /* Both answers of a pipelined cycle, filled on the completion thread. */
 typedef struct pipe_wait {
   pthread_mutex_t mu;

@@ -1,8 +1,10 @@
 /* bench/sc-cycle.c - scenarios 1 and 2: one client alone.
  *
  * S1: an uncontended lock/unlock cycle, zkl against create + getChildren +
- *     delete by hand (each after the other's answer), and against the same
- *     with create and getChildren sent back to back.  The variants take
+ *     delete by hand (each after the other's answer), against the same
+ *     with create and getChildren sent back to back (floor-pipe), and with
+ *     the delete made a multi that also writes a release mark as zkl's
+ *     unlock does (floor-mark: what the mark costs).  The variants take
  *     turns in blocks, so that a machine shared with other jobs slows them
  *     alike.
  * S2: trylock on a lock another session holds: its latency against one
@@ -15,16 +17,17 @@
 #include "bench.h"
 
 #define BLOCK 50        /* operations per turn                          */
-#define COUNT_OPS 200   /* operations of a counted (mntr) window, at most */
+#define COUNT_OPS 500   /* operations of a counted (mntr) window, at most */
 
 typedef struct cycle_ctx {
   zhandle_t *zh;
-  char floor_root[256], pipe_root[256];
+  char floor_root[256], pipe_root[256], mark_root[256];
   zkl_mutex_t *m;
 } cycle_ctx_t;
 
-enum { V_FLOOR, V_PIPE, V_ZKL, N_VARIANTS };
-static const char *variant_name[N_VARIANTS] = {"floor", "floor-pipe", "zkl"};
+enum { V_FLOOR, V_PIPE, V_MARK, V_ZKL, N_VARIANTS };
+static const char *variant_name[N_VARIANTS] = {"floor", "floor-pipe",
+                                               "floor-mark", "zkl"};
 
 /* One cycle of variant v.  0 or an error (already reported). */
 static int cycle_once(cycle_ctx_t *c, int v) {
@@ -37,6 +40,10 @@ static int cycle_once(cycle_ctx_t *c, int v) {
   case V_PIPE:
     if ((rc = floor_cycle_pipelined(c->zh, c->pipe_root)) != ZOK)
       bench_fail("S1 pipelined floor cycle: %s", zerror(rc));
+    return rc;
+  case V_MARK:
+    if ((rc = floor_cycle_mark(c->zh, c->mark_root)) != ZOK)
+      bench_fail("S1 floor cycle with a mark: %s", zerror(rc));
     return rc;
   default:
     if ((rc = zkl_mutex_lock(c->m)) != 0) {
@@ -56,10 +63,12 @@ void sc_uncontended(const bench_opts_t *o) {
   memset(&c, 0, sizeof c);
   bench_path(c.floor_root, sizeof c.floor_root, o->root, "s1-floor", NULL);
   bench_path(c.pipe_root, sizeof c.pipe_root, o->root, "s1-pipe", NULL);
+  bench_path(c.mark_root, sizeof c.mark_root, o->root, "s1-mark", NULL);
   bench_path(zkl_root, sizeof zkl_root, o->root, "s1-zkl", NULL);
   /* persistent roots for all three: no container reaping mid-run */
   bench_mkpath(bench_admin, c.floor_root);
   bench_mkpath(bench_admin, c.pipe_root);
+  bench_mkpath(bench_admin, c.mark_root);
   bench_mkpath(bench_admin, zkl_root);
   c.zh = floor_open(o->hosts, 10000);
   zkl_session_t *s = bench_zkl_open(o->hosts, 0);
@@ -90,10 +99,13 @@ void sc_uncontended(const bench_opts_t *o) {
   for (int v = 0; v < N_VARIANTS && !bad; v++) {
     srv_counters_t a, b, d;
     if (srv_sample(o->hosts, &a) != 0) break;
+    double cpu0 = bench_cpu_us();
     for (int i = 0; i < k && !bad; i++) bad = cycle_once(&c, v) != 0;
+    double cpu = bench_cpu_us() - cpu0;
     if (srv_sample(o->hosts, &b) != 0) break;
     srv_delta(&a, &b, &d);
     srv_report("1", "cycle", variant_name[v], "op", &d, k);
+    result_add("1", "cycle", variant_name[v], "cpu/op", "us", cpu / k, NAN, k);
   }
 out:
   zkl_mutex_destroy(c.m);

@@ -140,7 +140,8 @@ static int successor_ready(const bench_opts_t *o, const char *path,
   return -1;
 }
 
-static void zkl_resign_rounds(const bench_opts_t *o, samples_t *lat) {
+static void zkl_resign_rounds(const bench_opts_t *o, samples_t *lat,
+                              srv_counters_t *sum) {
   char path[256];
   bench_path(path, sizeof path, o->root, "s6-zkl", NULL);
   bench_mkpath(bench_admin, path);
@@ -165,6 +166,8 @@ static void zkl_resign_rounds(const bench_opts_t *o, samples_t *lat) {
       bench_fail("S6: the next zkl candidate never watched the leader");
       break;
     }
+    srv_counters_t a, b;
+    int counted = srv_sample(o->hosts, &a) == 0;
     int64_t t0 = bench_now_ns();
     zkl_election_resign(c[l].e);
     if (wait_elected(&st, seen, WAIT_MS) != 0) {
@@ -175,6 +178,11 @@ static void zkl_resign_rounds(const bench_opts_t *o, samples_t *lat) {
     int64_t t1 = st.elected_ns;
     pthread_mutex_unlock(&st.mu);
     samples_add(lat, (double)(t1 - t0) / 1e3);
+    if (counted && srv_sample(o->hosts, &b) == 0) {
+      srv_counters_t d;
+      srv_delta(&a, &b, &d);
+      srv_add(sum, &d);
+    }
     int rc = zkl_election_start(c[l].e); /* stand again, at the back */
     if (rc != 0) {
       bench_fail("S6: start again: %s", zkl_strerror(rc));
@@ -195,6 +203,7 @@ typedef struct pingpong {
   pthread_cond_t cv;
   int holder;           /* who holds now, -1 none (guarded by mu)  */
   int release[2];       /* main asks i to release                  */
+  int requeue[2];       /* main lets i queue again                 */
   int quit;
   int64_t acq_ns[2], rel_ns[2];
 } pingpong_t;
@@ -224,11 +233,17 @@ static void *pp_main(void *arg) {
     pp->rel_ns[i] = bench_now_ns();
     pthread_mutex_unlock(&pp->mu);
     floor_lock_release(&pp->fl[i]);
+    /* queue again only once main has counted the handoff */
+    pthread_mutex_lock(&pp->mu);
+    while (!pp->requeue[i] && !pp->quit) pthread_cond_wait(&pp->cv, &pp->mu);
+    pp->requeue[i] = 0;
+    pthread_mutex_unlock(&pp->mu);
   }
   return NULL;
 }
 
-static void floor_resign_rounds(const bench_opts_t *o, samples_t *lat) {
+static void floor_resign_rounds(const bench_opts_t *o, samples_t *lat,
+                                srv_counters_t *sum) {
   char path[256];
   bench_path(path, sizeof path, o->root, "s6-floor", NULL);
   bench_mkpath(bench_admin, path);
@@ -260,10 +275,23 @@ static void floor_resign_rounds(const bench_opts_t *o, samples_t *lat) {
       bench_sleep_ms(1);
       pthread_mutex_lock(&pp.mu);
     }
+    pthread_mutex_unlock(&pp.mu);
+    srv_counters_t a, b;
+    int counted = r > 0 && srv_sample(o->hosts, &a) == 0;
+    pthread_mutex_lock(&pp.mu);
     pp.release[h] = 1;
     pthread_cond_broadcast(&pp.cv);
     while (pp.holder != 1 - h) pthread_cond_wait(&pp.cv, &pp.mu);
     if (r > 0) samples_add(lat, (double)(pp.acq_ns[1 - h] - pp.rel_ns[h]) / 1e3);
+    pthread_mutex_unlock(&pp.mu);
+    if (counted && srv_sample(o->hosts, &b) == 0) {
+      srv_counters_t d;
+      srv_delta(&a, &b, &d);
+      srv_add(sum, &d);
+    }
+    pthread_mutex_lock(&pp.mu);
+    pp.requeue[h] = 1;
+    pthread_cond_broadcast(&pp.cv);
     pthread_mutex_unlock(&pp.mu);
   }
 out:
@@ -387,10 +415,16 @@ out:
 
 void sc_election(const bench_opts_t *o) {
   samples_t fl = {0}, zl = {0}, killed = {0};
-  floor_resign_rounds(o, &fl);
-  zkl_resign_rounds(o, &zl);
+  srv_counters_t fsum, zsum;
+  memset(&fsum, 0, sizeof fsum);
+  memset(&zsum, 0, sizeof zsum);
+  floor_resign_rounds(o, &fl, &fsum);
+  zkl_resign_rounds(o, &zl, &zsum);
+  double fn = (double)fl.n, zn = (double)zl.n;
   result_add_samples("6", "resign", "floor", "takeover", "us", &fl);
   result_add_samples("6", "resign", "zkl", "takeover", "us", &zl);
+  srv_report("6", "resign", "floor", "takeover", &fsum, fn);
+  srv_report("6", "resign", "zkl", "takeover", &zsum, zn);
   char path[256];
   bench_path(path, sizeof path, o->root, "s6-zkl-kill", NULL);
   bench_mkpath(bench_admin, path);

@@ -127,11 +127,21 @@ static void contender_teardown(contender_t *c) {
   zkl_session_close(c->s);
 }
 
-/* Runs n contenders for duration_s and adds the results under
- * scenario/kase/impl.  `what` names the rate ("handoffs/s", "cycles/s"). */
-static void run_contenders(const bench_opts_t *o, const char *scenario,
-                           const char *kase, impl_t impl, lock_kind_t kind,
-                           int n, const char *path) {
+/* One implementation's runs of a case, summed. */
+typedef struct tally {
+  samples_t rates;      /* operations per second, one per run            */
+  samples_t lat;        /* every handoff (cycle) latency of every run    */
+  long *per;            /* acquisitions of contender i, over the runs    */
+  long total;           /* acquisitions, the drain after the stop too    */
+  srv_counters_t srv;   /* the server's work over the runs               */
+  double cpu_us;        /* this process's CPU time over the runs         */
+  int srv_ok;
+} tally_t;
+
+/* Runs n contenders for duration_s and adds what it saw to *t.  0 or -1. */
+static int run_contenders(const bench_opts_t *o, const char *scenario,
+                          const char *kase, impl_t impl, lock_kind_t kind,
+                          int n, const char *path, tally_t *t) {
   runner_t r;
   memset(&r, 0, sizeof r);
   r.impl = impl;
@@ -140,7 +150,7 @@ static void run_contenders(const bench_opts_t *o, const char *scenario,
   r.c = calloc((size_t)n, sizeof *r.c);
   samples_mt_init(&r.lat);
   const char *impl_name = impl == IMPL_FLOOR ? "floor" : "zkl";
-  int ready = 0, started = 0;
+  int ready = 0, started = 0, rc = -1;
   if (r.c == NULL) goto out;
   for (ready = 0; ready < n; ready++) {
     r.c[ready].r = &r;
@@ -156,12 +166,13 @@ static void run_contenders(const bench_opts_t *o, const char *scenario,
     if (pthread_create(&r.c[started].th, NULL, contender_main,
                        &r.c[started]) != 0)
       break;
-  if (started < n) { /* cannot happen with the counts we use: give up */
+  if (started < n) { /* the rest wait at the barrier forever: give up */
     bench_fail("S%s: cannot start %d threads", scenario, n);
     exit(1);
   }
   srv_counters_t a, b, d;
   int counted = srv_sample(o->hosts, &a) == 0;
+  double cpu0 = bench_cpu_us();
   pthread_barrier_wait(&r.start);
   int64_t t0 = bench_now_ns();
   bench_sleep_ms((int)(o->duration_s * 1000));
@@ -169,65 +180,104 @@ static void run_contenders(const bench_opts_t *o, const char *scenario,
   double elapsed = (double)(bench_now_ns() - t0) / 1e9;
   for (int i = 0; i < n; i++) pthread_join(r.c[i].th, NULL);
   pthread_barrier_destroy(&r.start);
-  counted = counted && srv_sample(o->hosts, &b) == 0;
-
-  long sum = 0, total = 0, lo = -1, hi = 0;
+  t->cpu_us += bench_cpu_us() - cpu0;
+  if (counted && srv_sample(o->hosts, &b) == 0) {
+    srv_delta(&a, &b, &d);
+    srv_add(&t->srv, &d);
+  } else {
+    t->srv_ok = 0;
+  }
+  long sum = 0;
   for (int i = 0; i < n; i++) {
     sum += r.c[i].counted;
-    total += r.c[i].total;
-    if (lo < 0 || r.c[i].counted < lo) lo = r.c[i].counted;
-    if (r.c[i].counted > hi) hi = r.c[i].counted;
+    t->per[i] += r.c[i].counted;
+    t->total += r.c[i].total;
   }
-  int excl = is_exclusive(&r);
-  result_add(scenario, kase, impl_name, excl ? "handoffs/s" : "cycles/s",
-             "1/s", (double)sum / elapsed, NAN, sum);
-  result_add_samples(scenario, kase, impl_name, excl ? "handoff" : "cycle",
-                     "us", &r.lat.s);
-  result_add(scenario, kase, impl_name, "fairness", "",
-             hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
-  if (counted) {
-    srv_delta(&a, &b, &d);
-    srv_report(scenario, kase, impl_name, excl ? "handoff" : "cycle", &d,
-               (double)total);
-  }
+  samples_add(&t->rates, (double)sum / elapsed);
+  for (size_t i = 0; i < r.lat.s.n; i++) samples_add(&t->lat, r.lat.s.v[i]);
   if (atomic_load(&r.violations) > 0)
     bench_fail("S%s %s %s: %d times two contenders held at once", scenario,
                kase, impl_name, atomic_load(&r.violations));
+  rc = 0;
 out:
   for (int i = 0; i < ready; i++) contender_teardown(&r.c[i]);
   samples_mt_fini(&r.lat);
   free(r.c);
+  return rc;
+}
+
+static void tally_report(const char *scenario, const char *kase,
+                         const char *impl, int excl, int n, tally_t *t) {
+  long sum = 0, lo = -1, hi = 0;
+  for (int i = 0; i < n; i++) {
+    sum += t->per[i];
+    if (lo < 0 || t->per[i] < lo) lo = t->per[i];
+    if (t->per[i] > hi) hi = t->per[i];
+  }
+  /* the rate: the median of the runs (one slow run on a shared machine
+   * moves it less than a mean) */
+  result_add(scenario, kase, impl, excl ? "handoffs/s" : "cycles/s", "1/s",
+             samples_quantile(&t->rates, 0.5), NAN, sum);
+  result_add_samples(scenario, kase, impl, excl ? "handoff" : "cycle", "us",
+                     &t->lat);
+  result_add(scenario, kase, impl, "fairness", "",
+             hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
+  if (t->srv_ok)
+    srv_report(scenario, kase, impl, excl ? "handoff" : "cycle", &t->srv,
+               (double)t->total);
+  if (t->total > 0)
+    result_add(scenario, kase, impl, excl ? "cpu/handoff" : "cpu/cycle", "us",
+               t->cpu_us / (double)t->total, NAN, t->total);
+}
+
+/* The floor and zkl in turns, o->reps runs each (the order alternating),
+ * so that load from elsewhere on a shared machine hits both alike. */
+static void compare(const bench_opts_t *o, const char *scenario,
+                    const char *kase, lock_kind_t kind, int n,
+                    const char *leaf) {
+  tally_t t[2];
+  char path[2][256];
+  memset(t, 0, sizeof t);
+  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s-%s", leaf,
+             impl == IMPL_FLOOR ? "floor" : "zkl");
+    bench_path(path[impl], sizeof path[impl], o->root, name, NULL);
+    bench_mkpath(bench_admin, path[impl]);
+    t[impl].per = calloc((size_t)n, sizeof *t[impl].per);
+    t[impl].srv_ok = 1;
+  }
+  int ok = t[0].per != NULL && t[1].per != NULL;
+  for (int r = 0; r < o->reps && ok; r++)
+    for (int k = 0; k < 2 && ok; k++) {
+      int impl = (r + k) % 2; /* floor first, then zkl first, ... */
+      ok = run_contenders(o, scenario, kase, (impl_t)impl, kind, n,
+                          path[impl], &t[impl]) == 0;
+    }
+  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+    if (ok)
+      tally_report(scenario, kase, impl == IMPL_FLOOR ? "floor" : "zkl",
+                   kind != LOCK_READ, n, &t[impl]);
+    samples_free(&t[impl].rates);
+    samples_free(&t[impl].lat);
+    free(t[impl].per);
+  }
+  printf("  S%s %s done\n", scenario, kase);
 }
 
 void sc_contended(const bench_opts_t *o) {
   for (int i = 0; i < o->n_ns; i++) {
-    char kase[24], path[256], leaf[32];
+    char kase[24], leaf[32];
     snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
-    for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
-      snprintf(leaf, sizeof leaf, "s3-%s-%d", impl == IMPL_FLOOR ? "floor"
-                                                                 : "zkl",
-               o->ns[i]);
-      bench_path(path, sizeof path, o->root, leaf, NULL);
-      bench_mkpath(bench_admin, path);
-      run_contenders(o, "3", kase, (impl_t)impl, LOCK_MUTEX, o->ns[i], path);
-      printf("  S3 %s %s done\n", kase, impl == IMPL_FLOOR ? "floor" : "zkl");
-    }
+    snprintf(leaf, sizeof leaf, "s3-%d", o->ns[i]);
+    compare(o, "3", kase, LOCK_MUTEX, o->ns[i], leaf);
   }
 }
 
 void sc_rwlock(const bench_opts_t *o) {
-  char kase[24], path[256], leaf[32];
-  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
-    const char *name = impl == IMPL_FLOOR ? "floor" : "zkl";
-    snprintf(kase, sizeof kase, "R=%d", o->readers);
-    snprintf(leaf, sizeof leaf, "s5-read-%s", name);
-    bench_path(path, sizeof path, o->root, leaf, NULL);
-    bench_mkpath(bench_admin, path);
-    run_contenders(o, "5", kase, (impl_t)impl, LOCK_READ, o->readers, path);
-    snprintf(kase, sizeof kase, "W=%d", o->writers);
-    snprintf(leaf, sizeof leaf, "s5-write-%s", name);
-    bench_path(path, sizeof path, o->root, leaf, NULL);
-    bench_mkpath(bench_admin, path);
-    run_contenders(o, "5", kase, (impl_t)impl, LOCK_WRITE, o->writers, path);
-  }
+  char kase[24];
+  snprintf(kase, sizeof kase, "R=%d", o->readers);
+  compare(o, "5", kase, LOCK_READ, o->readers, "s5-read");
+  snprintf(kase, sizeof kase, "W=%d", o->writers);
+  compare(o, "5", kase, LOCK_WRITE, o->writers, "s5-write");
 }

@@ -261,12 +261,7 @@ void sc_wake_cost(const bench_opts_t *o) {
         for (size_t k = 0; k < d.lat.s.n; k++) samples_add(&lat, d.lat.s.v[k]);
         samples_mt_fini(&d.lat);
         if (!ok) break;
-        sum.packets_received += delta.packets_received;
-        sum.packets_sent += delta.packets_sent;
-        sum.bytes_received += delta.bytes_received;
-        sum.response_bytes += delta.response_bytes;
-        sum.reads += delta.reads;
-        sum.writes += delta.writes;
+        srv_add(&sum, &delta);
       }
       result_add_samples("4", kase, impl, "handoff", "us", &lat);
       if (ok) srv_report("4", kase, impl, "handoff", &sum, (double)q * reps);

@@ -128,6 +128,15 @@ void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
   out->writes -= overhead.writes;
 }
 
+void srv_add(srv_counters_t *sum, const srv_counters_t *d) {
+  sum->packets_received += d->packets_received;
+  sum->packets_sent += d->packets_sent;
+  sum->bytes_received += d->bytes_received;
+  sum->response_bytes += d->response_bytes;
+  sum->reads += d->reads;
+  sum->writes += d->writes;
+}
+
 /* The smallest difference over a few back-to-back samples is what one
  * sample costs (a client's ping in between can only add). */
 int srv_calibrate(const char *hosts) {

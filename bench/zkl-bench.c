@@ -108,7 +108,8 @@ static void usage(FILE *f) {
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
 "      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-7)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
-"      --duration SEC    S3/S5 seconds per run (default 5)\n"
+"      --duration SEC    S3/S5 seconds per run (default 3)\n"
+"      --reps N          S3/S5 runs of floor and zkl, in turns (default 3)\n"
 "      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
 "      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
 "      --readers N       S5 readers (default 32)\n"
@@ -148,7 +149,8 @@ static void defaults(bench_opts_t *o, int quick) {
   static const int ns[] = {2, 8, 32, 128}, qs[] = {10, 100, 1000};
   static const int qns[] = {2, 8}, qqs[] = {10, 100};
   o->iters = quick ? 100 : 1000;
-  o->duration_s = quick ? 0.5 : 5;
+  o->duration_s = quick ? 0.5 : 3;
+  o->reps = quick ? 1 : 3;
   o->n_ns = quick ? 2 : 4;
   memcpy(o->ns, quick ? qns : ns, sizeof(int) * (size_t)o->n_ns);
   o->n_queues = quick ? 2 : 3;
@@ -163,7 +165,7 @@ static void defaults(bench_opts_t *o, int quick) {
 
 enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_READERS, OPT_WRITERS, OPT_ROUNDS, OPT_KILL_ROUNDS, OPT_KILL_TIMEOUT,
-       OPT_WAITERS, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_CHILD };
+       OPT_WAITERS, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS };
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -173,6 +175,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"only", required_argument, NULL, OPT_ONLY},
       {"iters", required_argument, NULL, OPT_ITERS},
       {"duration", required_argument, NULL, OPT_DURATION},
+      {"reps", required_argument, NULL, OPT_REPS},
       {"contenders", required_argument, NULL, OPT_CONTENDERS},
       {"queues", required_argument, NULL, OPT_QUEUES},
       {"readers", required_argument, NULL, OPT_READERS},
@@ -216,6 +219,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       o->duration_s = strtod(optarg, NULL);
       bad = !(o->duration_s > 0 && o->duration_s <= 600);
       break;
+    case OPT_REPS: bad = parse_int(optarg, 1, 100, &o->reps); break;
     case OPT_CONTENDERS:
       bad = (o->n_ns = parse_list(optarg, o->ns, BENCH_MAX_LIST)) <= 0;
       break;
