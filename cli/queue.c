@@ -73,7 +73,7 @@ void cli_queue_order(cli_entry_t *v, size_t n) {
     rw_present |= is_rw_only(node.kind);
   }
   /* Sort first, then classify: parse again in the sorted order. */
-  qsort(v, n, sizeof *v, entry_cmp);
+  if (n > 1) qsort(v, n, sizeof *v, entry_cmp);
   int position = 0;
   for (size_t i = 0; i < n; i++) {
     zkl__node_t node;
