@@ -235,11 +235,12 @@ int cli_observe_run(const cli_opts_t *o) {
     } else if (ev.type == CLI_EV_SIGNAL) {
       finish(&r, 0);
     } else if (ev.type == CLI_EV_STATE) {
+      /* An observer holds nothing: across a lost session (zkl opens a new
+       * one) it just follows the election again. */
       cli_verbose(o, "session %s", cli_state_name(ev.arg));
-      if (ev.arg == ZKL_SESSION_LOST) {
-        fprintf(stderr, "zkl: session lost while observing %s\n", o->path);
-        finish(&r, CLI_EX_LOST);
-      }
+      if (ev.arg == ZKL_SESSION_LOST)
+        fprintf(stderr, "zkl: session lost; following %s again on a new "
+                        "session\n", o->path);
     }
   }
   teardown(&r);

@@ -46,9 +46,7 @@ cleanup() {
     for ((i = 0; i < 40; i++)); do
         alive=0
         for pid in "${started[@]}"; do
-            if [[ -d /proc/$pid && $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
-                alive=1
-            fi
+            if running "$pid"; then alive=1; fi
         done
         [[ $alive -eq 1 ]] || break
         sleep 0.05
@@ -63,6 +61,11 @@ cleanup() {
     exit "$rc"
 }
 trap cleanup EXIT
+
+# running PID - the process exists and is no zombie (kill -0 cannot tell).
+running() {
+    [[ -r /proc/$1/stat ]] && [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) != Z ]]
+}
 
 fail() {
     printf '%s: FAIL: %s\n' "$me" "$*" >&2
