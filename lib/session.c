@@ -385,10 +385,10 @@ static void renew(zkl_session_t *s) {
   zhandle_t *nzh = zookeeper_init2(s->hosts, zkl__watcher,
                                    s->requested_timeout_ms, NULL, s, 0,
                                    s->quiet_log ? log_discard : NULL);
-  if (nzh == NULL) { /* out of memory, or the names do not resolve now */
-    s->renew_at_ns = zkl__now_ns() + 1000000000LL;
-    return;
-  }
+  /* at most one new session a second: a session refused at once (bad
+   * credentials) must not turn into a storm of them */
+  s->renew_at_ns = zkl__now_ns() + 1000000000LL;
+  if (nzh == NULL) return; /* out of memory, or no name resolves now */
   zhandle_t *old = s->zh;
   s->zh = nzh;
   s->zh_dead = 0;

@@ -5,12 +5,14 @@
  * here is thread-safe except zkl_session_close(), which must be the last call
  * on the session.
  *
- * Threads: besides ZooKeeper's two, a session runs one thread of its own.
- * It sends a small request every fifth of the session timeout to know
- * when the server last answered, declares the session LOST once it has
- * been silent for a whole session timeout, delivers on_state callbacks,
- * and deletes nodes whose deletion a caller could not wait for because the
- * connection was down, as soon as it is back.
+ * Threads: besides ZooKeeper's two, a session runs two threads of its own.
+ * One sends a small request every fifth of the session timeout to know
+ * when the server last answered, and declares the session LOST once it has
+ * been silent for a whole session timeout.  The other delivers on_state
+ * callbacks, deletes nodes whose deletion a caller could not wait for
+ * (connection down, or no answer before the caller's deadline) once the
+ * server answers again, and after LOST opens the new ZooKeeper session
+ * (option reestablish).
  */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H

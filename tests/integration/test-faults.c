@@ -236,6 +236,42 @@ static int standalone_harness(void) {
          getenv("ZKL_TEST_ENSEMBLE_DIR") == NULL;
 }
 
+/* The server freezes before the call: every request of timedlock is then
+ * unanswered and the client has not noticed anything yet (it would only
+ * after 2/3 of the 10 s session timeout).  The call still returns at its
+ * deadline, and the node its create may have made once the server thaws is
+ * deleted by the janitor: no orphan blocks the lock. */
+START_TEST(frozen_server_call_returns_at_its_deadline) {
+  if (!standalone_harness()) return;
+  char root[128];
+  it_root(root, sizeof root, "frozen");
+  zkl_session_t *s = it_session_timeout(10000);
+  zkl_mutex_t *m = it_mutex(s, root), *other = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(other), 0); /* makes the root */
+  it_keep_root(s, root);
+  ck_assert_int_eq(zkl_mutex_unlock(other), 0);
+  it_harness("pause");
+  int64_t t0 = it_now_ms();
+  int rc = zkl_mutex_timedlock(m, 400);
+  int64_t took = it_now_ms() - t0;
+  ck_assert_msg(rc == ZKL_ETIMEDOUT, "timedlock: %s", zkl_strerror(rc));
+  ck_assert_msg(took >= 350 && took < 400 + 600,
+                "timedlock(400) took %" PRId64 " ms", took);
+  /* unlock of a hold nobody has: answered at once, no request */
+  ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_EPERM);
+  it_harness("resume");
+  ck_assert(it_wait_until(session_connected, s, 8000));
+  /* only the keeper child is left, whatever the frozen create did */
+  ck_assert_msg(it_wait_children(s, root, 1, 8000),
+                "a node of the timed-out call was left behind");
+  ck_assert_int_eq(zkl_mutex_trylock(m), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(other);
+  zkl_session_close(s);
+}
+END_TEST
+
 /* ---- the session reports its states ------------------------------------- */
 
 struct states {
@@ -421,6 +457,7 @@ Suite *faults_suite(void) {
   suite_add_tcase(su, tc);
   tc = it_tcase("connection");
   tcase_add_test(tc, timeout_while_disconnected_leaves_no_node);
+  tcase_add_test(tc, frozen_server_call_returns_at_its_deadline);
   tcase_add_test(tc, session_states_reach_the_callback);
   tcase_add_test(tc, lost_declared_by_the_client_on_time);
   tcase_add_test(tc, paused_holder_learns_lost_before_acting);
