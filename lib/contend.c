@@ -252,27 +252,55 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
   }
 }
 
+/* The contenders below our node that the driver counts, in queue order,
+ * from ONE listing.  Nodes created later sort after us, so this list only
+ * ever shrinks: it is all a woken waiter needs to re-check. */
+struct queue {
+  struct String_vector kids; /* owns the names lower[] points into */
+  zkl__node_t *lower;
+  size_t n;
+  int self_seen;
+  int listed;                /* filled by the listing sent with our create */
+};
+typedef struct queue queue_t;
+static int queue_fill(zkl__contender_t *c, queue_t *q);
+static void queue_free(queue_t *q);
+
 /* Creates our contender node under a fresh prefix (so that a create handed
  * to the janitor can never be mistaken for a later one).  0 or an error; on
- * error no node of ours is left, or the janitor will delete it. */
+ * error no node of ours is left, or the janitor will delete it.
+ * The first try sends the listing of the root right behind the create,
+ * without waiting: the server answers a session's requests in order, so it
+ * already holds our node, and the uncontended path costs one round trip
+ * less.  When that listing came back, q->listed says so. */
 static int create_node(zkl__contender_t *c, int64_t deadline,
-                       const unsigned *cancel) {
+                       const unsigned *cancel, queue_t *q) {
+  memset(q, 0, sizeof *q);
   zkl__prefix_new(c->prefix);
   size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
   char *want_path = malloc(want);
   int rc = ZKL_ENOMEM;
   if (want_path == NULL) return rc;
   snprintf(want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
-  for (int parent_tries = 0;;) {
+  for (int parent_tries = 0, tries = 0;; tries++) {
     char *made = NULL;
     int64_t czxid = 0;
-    int zrc = zkl__zk_create(c->s, c->dl, want_path, c->data, c->data_len,
-                             ZOO_EPHEMERAL_SEQUENTIAL, &made, &czxid);
+    zkl__zcall_t *kc = zkl__zk_create_send(
+        c->s, want_path, c->data, c->data_len, ZOO_EPHEMERAL_SEQUENTIAL);
+    zkl__zcall_t *kl =
+        tries == 0 && kc != NULL ? zkl__zk_children_send(c->s, c->root, 0)
+                                 : NULL;
+    int zrc = zkl__zk_create_wait(kc, c->dl, &made, &czxid);
+    int lrc = kl != NULL ? zkl__zk_children_wait(kl, c->dl, &q->kids)
+                         : ZSYSTEMERROR;
     if (zrc == ZOK) {
       adopt_node(c, made, czxid);
+      if (lrc == ZOK && queue_fill(c, q) == 0) q->listed = 1;
+      else queue_free(q); /* the caller lists on its own */
       rc = 0;
       break;
     }
+    deallocate_String_vector(&q->kids);
     if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours to keep */
       zkl__janitor_add(c->s, c->root, c->prefix, NULL);
       rc = map_zrc(c, zrc, "create");
@@ -371,15 +399,6 @@ static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
 
 /* ---- the queue below us ----------------------------------------------------- */
 
-/* The contenders below our node that the driver counts, in queue order,
- * from ONE listing.  Nodes created later sort after us, so this list only
- * ever shrinks: it is all a woken waiter needs to re-check. */
-typedef struct queue {
-  struct String_vector kids; /* owns the names lower[] points into */
-  zkl__node_t *lower;
-  size_t n;
-  int self_seen;
-} queue_t;
 
 static void queue_free(queue_t *q) {
   deallocate_String_vector(&q->kids);
@@ -641,9 +660,9 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
   if (rc != 0) return rc;
   if (deadline == ZKL__TRY && (rc = peek_busy(c)) != 0) return rc;
   for (int attempt = 0; attempt < 3;) {
-    if ((rc = create_node(c, deadline, cancel)) == 0) {
-      queue_t q;
-      if ((rc = queue_list(c, &q, deadline, cancel)) == 0) {
+    queue_t q;
+    if ((rc = create_node(c, deadline, cancel, &q)) == 0) {
+      if (q.listed || (rc = queue_list(c, &q, deadline, cancel)) == 0) {
         rc = q.self_seen ? wait_turn(c, &q, deadline, cancel) : VANISHED;
         queue_free(&q);
       }

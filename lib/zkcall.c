@@ -228,17 +228,25 @@ int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
   return zrc;
 }
 
-int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
-                     int watch, struct String_vector *out) {
-  out->count = 0;
-  out->data = NULL;
-  ZCALL_BEGIN(s, k, zh);
+zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
+                                    int watch) {
+  struct zcall *k = zcall_new(s);
+  if (k == NULL) return NULL;
+  zhandle_t *zh = zkl__zh_pin(s, &k->link);
   int zrc = zh == NULL ? ZCLOSING
             : watch ? zoo_awget_children(zh, path, zkl__watcher, s,
                                          children_done, k)
                     : zoo_aget_children(zh, path, 0, children_done, k);
   zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
+  return k;
+}
+
+int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
+                          struct String_vector *out) {
+  out->count = 0;
+  out->data = NULL;
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK) {
     *out = k->kids;
     k->kids.count = 0;
@@ -248,16 +256,29 @@ int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
   return zrc;
 }
 
-int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
-                   const char *data, int len, int flags, char **made,
-                   int64_t *czxid) {
-  ZCALL_BEGIN(s, k, zh);
+int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
+                     int watch, struct String_vector *out) {
+  return zkl__zk_children_wait(zkl__zk_children_send(s, path, watch),
+                               deadline, out);
+}
+
+zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
+                                  const char *data, int len, int flags) {
+  struct zcall *k = zcall_new(s);
+  if (k == NULL) return NULL;
+  zhandle_t *zh = zkl__zh_pin(s, &k->link);
   int zrc = zh == NULL ? ZCLOSING
                        : zoo_acreate2(zh, path, data, len,
                                       zkl__session_acl(s), flags, create_done,
                                       k);
   zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
+  return k;
+}
+
+int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
+                        int64_t *czxid) {
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK) {
     if (czxid != NULL) *czxid = k->have_st ? k->st.czxid : 0;
     if (made != NULL) {
@@ -267,6 +288,13 @@ int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
   }
   zcall_end(k, zrc);
   return zrc;
+}
+
+int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
+                   const char *data, int len, int flags, char **made,
+                   int64_t *czxid) {
+  return zkl__zk_create_wait(zkl__zk_create_send(s, path, data, len, flags),
+                             deadline, made, czxid);
 }
 
 int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {

@@ -255,6 +255,19 @@ int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
                    const char *data, int len, int flags, char **made,
                    int64_t *czxid);
 int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path);
+/* The same two as a request sent now and its answer waited for later, so
+ * that several requests travel together (the server answers one session's
+ * requests in order).  *_send returns NULL only without memory; every
+ * record sent must be waited for exactly once. */
+typedef struct zcall zkl__zcall_t;
+zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
+                                  const char *data, int len, int flags);
+int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
+                        int64_t *czxid);
+zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
+                                    int watch);
+int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
+                          struct String_vector *out);
 /* one multi: setData(root, mark) and delete(node), atomically */
 int zkl__zk_set_and_delete(zkl_session_t *s, int64_t deadline,
                            const char *root, const char *mark, int mark_len,
