@@ -116,15 +116,20 @@ for config in $configs; do
     merge=()
     rm -f -- "$kcsv"
     if ((kazoo)); then
-        if run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" --csv "$kcsv"; then :; else
-            printf '%s: %s: kazoo_bench.py failed\n' "$me" "$config" >&2
+        rc=0
+        run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" --csv "$kcsv" || rc=$?
+        if ((rc != 0)); then
+            printf '%s: %s: kazoo_bench.py failed (exit status %s)\n' "$me" "$config" "$rc" >&2
             status=1
         fi
         if [[ -s $kcsv ]]; then merge=(--merge "$kcsv"); fi
     fi
-    if run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${merge[@]}" \
-        --csv "$out/zkl-bench-$config.csv" "${extra[@]}" >"$out/table-$config.txt"; then :; else
-        printf '%s: %s: zkl-bench failed\n' "$me" "$config" >&2
+    rc=0
+    run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${merge[@]}" \
+        --csv "$out/zkl-bench-$config.csv" "${extra[@]}" >"$out/table-$config.txt" || rc=$?
+    if ((rc != 0)); then
+        if ((rc > 128)); then why="killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))"; else why="exit status $rc"; fi
+        printf '%s: %s: zkl-bench failed (%s)\n' "$me" "$config" "$why" >&2
         status=1
     fi
     cat -- "$out/table-$config.txt"
@@ -141,10 +146,15 @@ done
 
 # ---- one CSV, a side-by-side summary, the plots ----------------------------
 csvs=()
+done_configs=
 for config in $configs; do
-    if [[ -s $out/zkl-bench-$config.csv ]]; then csvs+=("$out/zkl-bench-$config.csv"); fi
+    if [[ -s $out/zkl-bench-$config.csv ]]; then
+        csvs+=("$out/zkl-bench-$config.csv")
+        done_configs+="${done_configs:+ }$config"
+    fi
 done
 if ((${#csvs[@]} == 0)); then exit 1; fi
+configs=$done_configs   # summary and plots: the configs that have results
 awk 'FNR > 1 || NR == 1' "${csvs[@]}" >"$out/bench.csv"
 
 # summary.md: targets, then every measurement, one column pair per config

@@ -48,7 +48,7 @@ static char *four_letters(const char *hosts, const char *word) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-      write(fd, word, strlen(word)) != (ssize_t)strlen(word))
+      send(fd, word, strlen(word), MSG_NOSIGNAL) != (ssize_t)strlen(word))
     goto out;
   for (;;) {
     if (cap - len < 4096) {

@@ -8,6 +8,7 @@
  * are reported (met / MISSED), never asserted: the exit status is 0 when
  * every scenario ran, 1 when one failed, 2 for a usage error. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,7 @@ int main(int argc, char **argv) {
   bench_opts_t o;
   if (parse_args(argc, argv, &o) != 0) return 2;
   setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGPIPE, SIG_IGN); /* a server closing a 4lw socket early */
 
   bench_admin = floor_open(o.hosts, 10000);
   if (bench_admin == NULL) {
