@@ -14,10 +14,11 @@
  * like any contender.  All functions are thread-safe except
  * zkl_mutex_destroy(), which must be the last call.
  *
- * Deadlines: timed calls return on time while the connection is up or
- * known to be down.  A request already sent when the server stops
- * answering returns only once the client notices the dead connection, up
- * to 2/3 of the session timeout later.
+ * Deadlines: every request a timed call makes waits for its answer only
+ * until the call's deadline, so it returns on time even when the server
+ * stops answering unnoticed; giving up a queued node adds at most 0.5 s
+ * (the delete is waited for that long, then left to the session's
+ * janitor).  No node is left behind either way.
  */
 #ifndef ZKL_MUTEX_H
 #define ZKL_MUTEX_H
