@@ -16,7 +16,7 @@ bench_zkl_bench_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(UUID_LIBS) \
 
 TESTS += bench/bench-smoke.zksh
 EXTRA_DIST += bench/bench-smoke.zksh bench/run-bench.sh bench/kazoo_bench.py \
-	bench/plot.gp
+	bench/plot.gp docs/performance.md
 
 BENCH_OUT = bench-out
 bench: bench/zkl-bench$(EXEEXT)
