@@ -95,7 +95,7 @@ static int cand_open(el_cand_t *c, el_state_t *st, int idx, const char *hosts,
   zkl_election_opts_init(&eo);
   eo.on_elected = on_elected;
   eo.arg = c;
-  char id[16];
+  char id[32]; /* "bench-" and any int */
   snprintf(id, sizeof id, "bench-%d", idx);
   return zkl_election_create(&c->e, c->s, path, id, strlen(id), &eo);
 }
