@@ -111,7 +111,14 @@ int cli_child_find(const char *name, const char *path_env, char *out,
   if (strchr(name, '/') != NULL) {
     if (strlen(name) >= outlen) return CLI_EX_CANNOT_EXEC;
     strcpy(out, name);
-    return 0; /* execve() says what is wrong with it */
+    /* The usual failures are told here, before any fork: a forked copy of
+     * a threaded process that fails its exec is best never made (under
+     * valgrind it can hang in its exit).  execve() still has the last word
+     * on what passes (a race, a missing interpreter). */
+    if (access(out, F_OK) != 0)
+      return errno == ENOENT || errno == ENOTDIR ? CLI_EX_NOT_FOUND
+                                                 : CLI_EX_CANNOT_EXEC;
+    return is_executable_file(out) ? 0 : CLI_EX_CANNOT_EXEC;
   }
   if (path_env == NULL) path_env = "/usr/local/bin:/bin:/usr/bin";
   int seen = 0;
