@@ -167,8 +167,8 @@ static int observe(zkl_election_t *e, unsigned cancel_seen) {
       reported = now;
     }
     free(id);
-    if (rc == 0 || rc == ZKL_ENOENT)
-      rc = zkl__contend_wait_watch(&e->c, cancel_seen);
+    /* a failed look (connection trouble) waits for the next change too */
+    if (rc != ZKL_ELOST) rc = zkl__contend_wait_watch(&e->c, cancel_seen);
     if (rc == ZKL_ELOST && zkl__session_renews(e->c.s))
       rc = zkl__contend_await_session(&e->c, cancel_seen); /* watch anew */
     if (rc != 0) return rc;
