@@ -763,7 +763,9 @@ int zkl__contend_release_nowait(zkl__contender_t *c) {
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
                       int64_t *czxid) {
-  c->dl = ZKL__FOREVER;
+  /* not c->dl: zkl_election_leader() asks from the caller's thread while
+   * the election's thread uses the same contender */
+  const int64_t dl = ZKL__FOREVER;
   *data = NULL;
   *len = 0;
   if (watch) {
@@ -773,11 +775,11 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
   }
   for (int tries = 0; tries < 8; tries++) {
     struct String_vector kids = {0, NULL};
-    int zrc = zkl__zk_children(c->s, c->dl, c->root, watch, &kids);
+    int zrc = zkl__zk_children(c->s, dl, c->root, watch, &kids);
     if (zrc == ZNONODE) {
       /* no root: nobody leads; an exists watch tells us when it appears
        * (and if it appeared meanwhile, list again with a child watch) */
-      if (watch && zkl__zk_exists(c->s, c->dl, c->root, 1, NULL) == ZOK)
+      if (watch && zkl__zk_exists(c->s, dl, c->root, 1, NULL) == ZOK)
         continue;
       return ZKL_ENOENT;
     }
@@ -800,7 +802,7 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
     int blen = 0;
     struct Stat st;
     if (path == NULL) return ZKL_ENOMEM;
-    zrc = zkl__zk_get(c->s, c->dl, path, 0, &buf, &blen, &st);
+    zrc = zkl__zk_get(c->s, dl, path, 0, &buf, &blen, &st);
     free(path);
     if (zrc == ZNONODE) { /* the head left meanwhile: look again */
       free(buf);
