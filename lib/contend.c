@@ -241,11 +241,7 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
     int frc;
     if (find_mine(c, &frc)) return 0;
     if (frc == ZOK || frc == ZNONODE) return 1;
-    if (frc == ZKL__ZTIMEDOUT) { /* still unknown, and no time left */
-      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
-      return map_zrc(c, frc, "create");
-    }
-    if (!retryable(frc)) {
+    if (!retryable(frc)) { /* refused, or no answer before the deadline */
       zkl__janitor_add(c->s, c->root, c->prefix, NULL);
       return map_zrc(c, frc, "create");
     }
@@ -398,7 +394,6 @@ static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
 }
 
 /* ---- the queue below us ----------------------------------------------------- */
-
 
 static void queue_free(queue_t *q) {
   deallocate_String_vector(&q->kids);

@@ -35,7 +35,6 @@ struct zkl_session {
   int zh_dead;              /* the current handle's session is LOST: its
                                late events and reconnects are ignored    */
   int reestablish;          /* open a new session after LOST            */
-  int renewals;             /* new sessions opened after LOST           */
   int64_t renew_at_ns;      /* next try when opening one failed         */
   int requested_timeout_ms;
   char *auth;               /* digest credentials, re-added on renewal   */
@@ -398,7 +397,6 @@ static void renew(zkl_session_t *s) {
   s->beat_inflight = 0;
   s->beat_at_ns = 0;
   s->last_heard_ns = zkl__now_ns();
-  s->renewals++;
   drop_chores(s);
   pthread_mutex_unlock(&s->mu);
   /* sent first thing once connected, before any request of ours */
@@ -769,10 +767,12 @@ int64_t zkl_session_id(zkl_session_t *s) {
 }
 
 zhandle_t *zkl_session_zhandle(zkl_session_t *s) {
-  return s != NULL ? s->zh : NULL;
+  if (s == NULL) return NULL;
+  pthread_mutex_lock(&s->mu); /* replaced when the session is renewed */
+  zhandle_t *zh = s->zh;
+  pthread_mutex_unlock(&s->mu);
+  return zh;
 }
-
-zhandle_t *zkl__zh(zkl_session_t *s) { return s->zh; }
 
 const struct ACL_vector *zkl__session_acl(zkl_session_t *s) {
   return &s->acl;

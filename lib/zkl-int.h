@@ -170,7 +170,6 @@ void zkl__waiter_fini(zkl__waiter_t *w);
 
 struct _zhandle;
 struct ACL_vector;
-struct _zhandle *zkl__zh(zkl_session_t *s);
 const struct ACL_vector *zkl__session_acl(zkl_session_t *s);
 void zkl__session_ref(zkl_session_t *s);
 void zkl__session_unref(zkl_session_t *s);
