@@ -183,11 +183,13 @@ static int ensure_root(zkl__contender_t *c) {
   return zrc;
 }
 
-static void adopt_node(zkl__contender_t *c, char *path, int64_t czxid) {
+static void adopt_node(zkl__contender_t *c, char *path,
+                       const struct Stat *st) {
   zkl__node_t n;
   free(c->node);
   c->node = path;
-  c->czxid = czxid;
+  c->czxid = st->czxid;
+  c->owner = st->ephemeralOwner;
   c->seq = zkl__name_parse(path + c->root_len + 1, &n) == 0 ? n.seq : 0;
   c->session_id = zkl_session_id(c->s);
 }
@@ -215,7 +217,7 @@ static int find_mine(zkl__contender_t *c, int *zrc_out) {
     snprintf(path, len, "%s/%s", c->root, kids.data[i]);
     int erc = zkl__zk_exists(c->s, c->dl, path, 0, &st);
     if (erc == ZOK) {
-      adopt_node(c, path, st.czxid);
+      adopt_node(c, path, &st);
       found = 1;
     } else {
       free(path);
@@ -248,18 +250,25 @@ static int recover_create(zkl__contender_t *c, int64_t deadline,
   }
 }
 
-/* The contenders below our node that the driver counts, in queue order,
+/* How many of the contenders below us that can block us a waiter keeps:
+ * the nearest ones (memory stays flat however long the queue).  Only when
+ * all of them gave up, with no release covering the ones below, does it
+ * list the children again. */
+#define WINDOW 4
+
+/* The nearest contenders below our node that can block us, in queue order,
  * from ONE listing.  Nodes created later sort after us, so this list only
  * ever shrinks: it is all a woken waiter needs to re-check. */
 struct queue {
-  struct String_vector kids; /* owns the names lower[] points into */
-  zkl__node_t *lower;
+  zkl__node_t lower[WINDOW]; /* names are our own copies */
   size_t n;
-  int self_seen;
-  int listed;                /* filled by the listing sent with our create */
+  int more;       /* blockers below lower[0] were left out */
+  int self_seen;  /* the listing showed our own node */
+  int listed;     /* filled by the listing sent with our create */
 };
 typedef struct queue queue_t;
-static int queue_fill(zkl__contender_t *c, queue_t *q);
+static int queue_fill(zkl__contender_t *c, queue_t *q,
+                      const struct String_vector *kids);
 static void queue_free(queue_t *q);
 
 /* Creates our contender node under a fresh prefix (so that a create handed
@@ -280,23 +289,25 @@ static int create_node(zkl__contender_t *c, int64_t deadline,
   snprintf(want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
   for (int parent_tries = 0, tries = 0;; tries++) {
     char *made = NULL;
-    int64_t czxid = 0;
+    struct Stat st;
+    struct String_vector kids = {0, NULL};
     zkl__zcall_t *kc = zkl__zk_create_send(
         c->s, want_path, c->data, c->data_len, ZOO_EPHEMERAL_SEQUENTIAL);
     zkl__zcall_t *kl =
         tries == 0 && kc != NULL ? zkl__zk_children_send(c->s, c->root, 0)
                                  : NULL;
-    int zrc = zkl__zk_create_wait(kc, c->dl, &made, &czxid);
-    int lrc = kl != NULL ? zkl__zk_children_wait(kl, c->dl, &q->kids)
+    int zrc = zkl__zk_create_wait(kc, c->dl, &made, &st);
+    int lrc = kl != NULL ? zkl__zk_children_wait(kl, c->dl, &kids)
                          : ZSYSTEMERROR;
     if (zrc == ZOK) {
-      adopt_node(c, made, czxid);
-      if (lrc == ZOK && queue_fill(c, q) == 0) q->listed = 1;
+      adopt_node(c, made, &st);
+      if (lrc == ZOK && queue_fill(c, q, &kids) == 0) q->listed = 1;
       else queue_free(q); /* the caller lists on its own */
+      deallocate_String_vector(&kids);
       rc = 0;
       break;
     }
-    deallocate_String_vector(&q->kids);
+    deallocate_String_vector(&kids);
     if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours to keep */
       zkl__janitor_add(c->s, c->root, c->prefix, NULL);
       rc = map_zrc(c, zrc, "create");
@@ -395,45 +406,60 @@ static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
 
 /* ---- the queue below us ----------------------------------------------------- */
 
-static void queue_free(queue_t *q) {
-  deallocate_String_vector(&q->kids);
-  free(q->lower);
-  memset(q, 0, sizeof *q);
-}
-
 static void queue_drop(queue_t *q, size_t from, size_t count) {
+  for (size_t i = from; i < from + count; i++) free((char *)q->lower[i].name);
   memmove(q->lower + from, q->lower + from + count,
           (q->n - from - count) * sizeof *q->lower);
   q->n -= count;
 }
 
-/* Parses a listing into q: the counted contenders below our sequence. */
-static int queue_fill(zkl__contender_t *c, queue_t *q) {
+static void queue_free(queue_t *q) {
+  queue_drop(q, 0, q->n);
+  memset(q, 0, sizeof *q);
+}
+
+/* Parses a listing into q: the nearest contenders below our sequence that
+ * can block us. */
+static int queue_fill(zkl__contender_t *c, queue_t *q,
+                      const struct String_vector *kids) {
   const char *self = c->node + c->root_len + 1;
-  q->lower = calloc(q->kids.count > 0 ? (size_t)q->kids.count : 1,
-                    sizeof *q->lower);
-  if (q->lower == NULL) return ZKL_ENOMEM;
-  for (int i = 0; i < q->kids.count; i++) {
-    zkl__node_t n;
-    if (strcmp(q->kids.data[i], self) == 0) {
+  zkl__node_t *all = calloc(kids->count > 0 ? (size_t)kids->count : 1,
+                            sizeof *all);
+  if (all == NULL) return ZKL_ENOMEM;
+  size_t n = 0;
+  for (int i = 0; i < kids->count; i++) {
+    if (strcmp(kids->data[i], self) == 0) {
       q->self_seen = 1;
       continue;
     }
-    if (zkl__name_parse(q->kids.data[i], &n) != 0 || !c->drv->counts(n.kind))
-      continue; /* unknown children are ignored, never fatal */
-    if (zkl__seq_cmp(n.seq, c->seq) < 0) q->lower[q->n++] = n;
+    /* unknown children are ignored, never fatal */
+    if (zkl__name_parse(kids->data[i], &all[n]) == 0 &&
+        c->drv->counts(all[n].kind) && c->drv->blocks(all[n].kind) &&
+        zkl__seq_cmp(all[n].seq, c->seq) < 0)
+      n++;
   }
-  zkl__nodes_sort(q->lower, q->n);
-  return 0;
+  zkl__nodes_sort(all, n);
+  size_t from = n > WINDOW ? n - WINDOW : 0;
+  int rc = 0;
+  q->more = from > 0;
+  for (size_t i = from; i < n && rc == 0; i++) {
+    q->lower[q->n] = all[i];
+    if ((q->lower[q->n].name = strdup(all[i].name)) == NULL) rc = ZKL_ENOMEM;
+    else q->n++;
+  }
+  free(all);
+  return rc;
 }
 
 static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
                       const unsigned *cancel) {
   for (;;) {
+    struct String_vector kids = {0, NULL};
     memset(q, 0, sizeof *q);
-    int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &q->kids);
+    int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
     if (zrc == ZOK) {
-      int rc = queue_fill(c, q);
+      int rc = queue_fill(c, q, &kids);
+      deallocate_String_vector(&kids);
       if (rc != 0) queue_free(q);
       return rc;
     }
@@ -469,29 +495,46 @@ static int peek_busy(zkl__contender_t *c) {
   return rc;
 }
 
-/* Reads the release mark our recipe leaves: every contender created no
- * later than it is gone.  0 if there is none we can trust (or it cannot be
- * read now: we then walk instead).  A mark at or past our own node cannot
- * come from a real release (its holder would have had to pass us), so it
- * is ignored as foreign. */
-static int64_t read_mark(zkl__contender_t *c) {
+/* The node we watched, created at `czxid`, is gone: did an exclusive
+ * holder release after it was created?  Then every contender created
+ * before it is gone too.  Reads the release mark our recipe leaves in the
+ * root; with check_self, asks in the same round trip whether our own node
+ * is still there (*self 1 yes, 0 no, -1 not known).  1 covered, 0 not
+ * known to be (no mark we can trust, or it cannot be read now: we then
+ * walk instead).  A mark at or past our own node cannot come from a real
+ * release (its holder would have had to pass us): it is ignored as
+ * foreign. */
+static int mark_covers(zkl__contender_t *c, int64_t czxid, int check_self,
+                       int *self) {
+  zkl__zcall_t *km = zkl__zk_get_send(c->s, c->root, 0);
+  zkl__zcall_t *ks = check_self ? zkl__zk_exists_send(c->s, c->node, 0) : NULL;
   char *buf = NULL;
   int len = 0;
-  int64_t czxid = 0;
-  if (zkl__zk_get(c->s, c->dl, c->root, 0, &buf, &len, NULL) != ZOK ||
-      zkl__mark_parse(buf, len, c->drv->mark, &czxid) != 0 ||
-      czxid >= c->czxid)
-    czxid = 0;
+  int64_t mark = 0;
+  if (zkl__zk_get_wait(km, c->dl, &buf, &len, NULL) != ZOK ||
+      zkl__mark_parse(buf, len, c->drv->mark, &mark) != 0 || mark >= c->czxid)
+    mark = 0;
   free(buf);
-  return czxid;
+  *self = -1;
+  if (ks != NULL) {
+    struct Stat st;
+    int zrc = zkl__zk_exists_wait(ks, c->dl, &st);
+    if (zrc == ZOK) c->owner = st.ephemeralOwner;
+    if (zrc == ZOK || zrc == ZNONODE) *self = zrc == ZOK;
+  }
+  return mark != 0 && mark >= czxid;
 }
 
 /* Is our node still there?  1 yes, 0 no, or a negative code. */
 static int self_present(zkl__contender_t *c, int64_t deadline,
                         const unsigned *cancel) {
   for (;;) {
-    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, NULL);
-    if (zrc == ZOK) return 1;
+    struct Stat st;
+    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, &st);
+    if (zrc == ZOK) {
+      c->owner = st.ephemeralOwner;
+      return 1;
+    }
     if (zrc == ZNONODE) return 0;
     if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
     int rc = await_connected(c, deadline, cancel);
@@ -582,13 +625,25 @@ static int watch_and_wait(zkl__contender_t *c, const char *target,
 static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
                      const unsigned *cancel) {
   char *target = NULL;
-  int rc = 0, waited = 0;
+  int rc = 0;
+  int self = 1; /* our node: 1 seen since the last wait, -1 not known */
   for (;;) {
     ptrdiff_t idx = c->drv->blocker(q->lower, q->n);
+    if (idx < 0 && q->more) {
+      /* every blocker we kept gave up, and no release covered the ones
+       * below them: list again (rare) */
+      queue_free(q);
+      if ((rc = queue_list(c, q, deadline, cancel)) != 0) break;
+      if (!(self = q->self_seen)) {
+        rc = VANISHED;
+        break;
+      }
+      continue;
+    }
     if (idx < 0) {
       /* After a wait, make sure nobody deleted our node meanwhile: the
        * ones behind us would already have passed us. */
-      if (waited && (rc = self_present(c, deadline, cancel)) >= 0)
+      if (self < 0 && (rc = self_present(c, deadline, cancel)) >= 0)
         rc = rc == 1 ? 0 : VANISHED;
       break;
     }
@@ -605,17 +660,27 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
     snprintf(target, len, "%s/%s", c->root, q->lower[idx].name);
     int gone = 0;
     int64_t czxid = 0;
-    waited = 1;
+    self = -1;
     rc = watch_and_wait(c, target, deadline, cancel, &gone, &czxid);
     if (rc != 0) break;
     if (!gone) continue; /* data changed, or reconnected: look again */
     queue_drop(q, (size_t)idx, 1);
-    /* Still blocked by nodes we knew below it?  If an exclusive holder
-     * released after it was created, they are all gone (one read instead
-     * of one check per node). */
-    if (czxid != 0 && idx > 0 && c->drv->blocker(q->lower, q->n) >= 0 &&
-        read_mark(c) >= czxid)
-      queue_drop(q, 0, (size_t)idx);
+    /* Still blocked by nodes below it, known or left out?  If a release
+     * covers it, they are all gone (one read instead of one check per
+     * node), and when that grants us, our own node is checked in the same
+     * round trip. */
+    if (czxid != 0 && (idx > 0 || q->more) &&
+        (q->more || c->drv->blocker(q->lower, q->n) >= 0)) {
+      int grants = c->drv->blocker(q->lower + idx, q->n - (size_t)idx) < 0;
+      if (mark_covers(c, czxid, grants, &self)) {
+        queue_drop(q, 0, (size_t)idx);
+        q->more = 0;
+      }
+      if (self == 0) {
+        rc = VANISHED;
+        break;
+      }
+    }
   }
   free(target);
   return rc;
@@ -711,23 +776,29 @@ int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
   zkl__waiter_unregister(s, &c->w);
   zkl__session_unlock(s);
   if (zrc == ZNONODE) return 1;
-  if (why == WOKE_CANCEL) {
-    if (zrc == ZOK) drop_watch(c, c->node);
-    return ZKL_ECANCELED;
-  }
+  /* The watch on our node is not withdrawn: a caller canceling a hold
+   * deletes the node next, which ends the watch on the server (one request
+   * less on the way to the next holder). */
+  if (why == WOKE_CANCEL) return ZKL_ECANCELED;
   if (zrc != ZOK && !retryable(zrc) && zrc != ZSESSIONEXPIRED)
     return map_zrc(c, zrc, "watch");
   return why == WOKE_FIRED && fired_type == ZOO_DELETED_EVENT ? 1 : 0;
 }
 
-int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen) {
+int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen) {
   c->dl = ZKL__FOREVER;
+  /* what the acquisition last saw of our node: its create or its check
+   * after the last wait */
+  if (!fresh && c->node != NULL && c->owner != 0 &&
+      c->owner == c->session_id && c->owner == zkl_session_id(c->s))
+    return 1;
   for (;;) {
     if (c->node == NULL) return 0;
     struct Stat st;
     int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, &st);
     if (zrc == ZNONODE) return 0;
     if (zrc == ZOK) {
+      c->owner = st.ephemeralOwner;
       if (st.ephemeralOwner == zkl_session_id(c->s)) return 1;
       free(c->node); /* not ours to delete */
       c->node = NULL;

@@ -23,6 +23,7 @@ const zkl__driver_t zkl__driver_mutex = {
     .kind = ZKL__KIND_LOCK,
     .exclusive = 1,
     .counts = mutex_counts,
+    .blocks = mutex_counts,
     .blocker = exclusive_blocker,
 };
 
@@ -54,6 +55,7 @@ const zkl__driver_t zkl__driver_reader = {
     .kind = ZKL__KIND_READ,
     .exclusive = 0,
     .counts = rw_counts,
+    .blocks = is_writer,
     .blocker = reader_blocker,
 };
 
@@ -66,6 +68,7 @@ const zkl__driver_t zkl__driver_writer = {
     .kind = ZKL__KIND_WRITE,
     .exclusive = 1,
     .counts = rw_counts,
+    .blocks = rw_counts,
     .blocker = exclusive_blocker,
 };
 
@@ -80,5 +83,6 @@ const zkl__driver_t zkl__driver_latch = {
     .kind = ZKL__KIND_LATCH,
     .exclusive = 1,
     .counts = latch_counts,
+    .blocks = latch_counts,
     .blocker = exclusive_blocker,
 };

@@ -104,7 +104,7 @@ static int lead(zkl_election_t *e, unsigned cancel_seen) {
       continue;
     }
     if (h == 0 && !announced) { /* back: leading again if still ours */
-      int own = zkl__contend_owned(&e->c, cancel_seen);
+      int own = zkl__contend_owned(&e->c, 1, cancel_seen);
       if (own == ZKL_ELOST) continue;
       if (own == ZKL_ECANCELED) {
         step_down(e, E_IDLE, 0, ZKL_REASON_RESIGNED);
@@ -135,7 +135,7 @@ static int campaign(zkl_election_t *e, unsigned cancel_seen) {
     int rc = zkl__contend_acquire(&e->c, ZKL__FOREVER, cancel_seen);
     if (rc != 0) return rc;
     /* claim only a node our own session owns */
-    int own = zkl__contend_owned(&e->c, cancel_seen);
+    int own = zkl__contend_owned(&e->c, 0, cancel_seen);
     if (own == 0) {
       zkl__contend_release_nowait(&e->c);
       continue;

@@ -195,27 +195,47 @@ static void children_done(int rc, const struct String_vector *v,
   if (k == NULL) return ZSYSTEMERROR;                  \
   zhandle_t *zh = zkl__zh_pin(s, &k->link)
 
-int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
-                   int watch, struct Stat *st) {
-  ZCALL_BEGIN(s, k, zh);
-  int zrc = zh == NULL ? ZCLOSING
-            : watch    ? zoo_awexists(zh, path, zkl__watcher, s, stat_done, k)
-                       : zoo_aexists(zh, path, 0, stat_done, k);
-  zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
+/* Sends a request through `send` with the handle pinned; the record, or
+ * NULL without memory. */
+#define ZCALL_SEND(s, k, zh, send)                     \
+  struct zcall *k = zcall_new(s);                      \
+  if (k == NULL) return NULL;                          \
+  zhandle_t *zh = zkl__zh_pin(s, &k->link);            \
+  zcall_sent(k, zh == NULL ? ZCLOSING : (send));       \
+  return k
+
+zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
+                                  int watch) {
+  ZCALL_SEND(s, k, zh,
+             watch ? zoo_awexists(zh, path, zkl__watcher, s, stat_done, k)
+                   : zoo_aexists(zh, path, 0, stat_done, k));
+}
+
+int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st) {
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK && st != NULL) *st = k->st;
   zcall_end(k, zrc);
   return zrc;
 }
 
-int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
-                int watch, char **value, int *len, struct Stat *st) {
-  ZCALL_BEGIN(s, k, zh);
-  int zrc = zh == NULL ? ZCLOSING
-            : watch    ? zoo_awget(zh, path, zkl__watcher, s, data_done, k)
-                       : zoo_aget(zh, path, 0, data_done, k);
-  zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
+int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
+                   int watch, struct Stat *st) {
+  return zkl__zk_exists_wait(zkl__zk_exists_send(s, path, watch), deadline,
+                             st);
+}
+
+zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
+                               int watch) {
+  ZCALL_SEND(s, k, zh,
+             watch ? zoo_awget(zh, path, zkl__watcher, s, data_done, k)
+                   : zoo_aget(zh, path, 0, data_done, k));
+}
+
+int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
+                     int *len, struct Stat *st) {
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK) {
     if (st != NULL) *st = k->st;
     if (len != NULL) *len = k->value_len;
@@ -228,17 +248,18 @@ int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
   return zrc;
 }
 
+int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
+                int watch, char **value, int *len, struct Stat *st) {
+  return zkl__zk_get_wait(zkl__zk_get_send(s, path, watch), deadline, value,
+                          len, st);
+}
+
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch) {
-  struct zcall *k = zcall_new(s);
-  if (k == NULL) return NULL;
-  zhandle_t *zh = zkl__zh_pin(s, &k->link);
-  int zrc = zh == NULL ? ZCLOSING
-            : watch ? zoo_awget_children(zh, path, zkl__watcher, s,
-                                         children_done, k)
-                    : zoo_aget_children(zh, path, 0, children_done, k);
-  zcall_sent(k, zrc);
-  return k;
+  ZCALL_SEND(s, k, zh,
+             watch ? zoo_awget_children(zh, path, zkl__watcher, s,
+                                        children_done, k)
+                   : zoo_aget_children(zh, path, 0, children_done, k));
 }
 
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
@@ -264,23 +285,20 @@ int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
 
 zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
                                   const char *data, int len, int flags) {
-  struct zcall *k = zcall_new(s);
-  if (k == NULL) return NULL;
-  zhandle_t *zh = zkl__zh_pin(s, &k->link);
-  int zrc = zh == NULL ? ZCLOSING
-                       : zoo_acreate2(zh, path, data, len,
-                                      zkl__session_acl(s), flags, create_done,
-                                      k);
-  zcall_sent(k, zrc);
-  return k;
+  ZCALL_SEND(s, k, zh,
+             zoo_acreate2(zh, path, data, len, zkl__session_acl(s), flags,
+                          create_done, k));
 }
 
 int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
-                        int64_t *czxid) {
+                        struct Stat *st) {
   if (k == NULL) return ZSYSTEMERROR;
   int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK) {
-    if (czxid != NULL) *czxid = k->have_st ? k->st.czxid : 0;
+    if (st != NULL) { /* an old server may send none: zeros */
+      if (k->have_st) *st = k->st;
+      else memset(st, 0, sizeof *st);
+    }
     if (made != NULL) {
       *made = k->value;
       k->value = NULL;
@@ -292,9 +310,9 @@ int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
 
 int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
                    const char *data, int len, int flags, char **made,
-                   int64_t *czxid) {
+                   struct Stat *st) {
   return zkl__zk_create_wait(zkl__zk_create_send(s, path, data, len, flags),
-                             deadline, made, czxid);
+                             deadline, made, st);
 }
 
 int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {

@@ -141,6 +141,9 @@ typedef struct zkl__driver {
                              release may leave the release mark          */
   /* Does a node of kind k take part in this recipe's queue? */
   int (*counts)(zkl__kind_t k);
+  /* Can a counted node of kind k below ours ever block us?  A waiter
+   * keeps only those (e.g. a reader only the writers ahead of it). */
+  int (*blocks)(zkl__kind_t k);
   /* Given the contenders below us in queue order (believed present),
    * returns -1 when we are granted, else the index of the one to watch. */
   ptrdiff_t (*blocker)(const zkl__node_t *lower, size_t n);
@@ -252,9 +255,9 @@ int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
 /* with the session's ACL; *made (malloc'ed) the path the server made */
 int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
                    const char *data, int len, int flags, char **made,
-                   int64_t *czxid);
+                   struct Stat *st);
 int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path);
-/* The same two as a request sent now and its answer waited for later, so
+/* The same as a request sent now and its answer waited for later, so
  * that several requests travel together (the server answers one session's
  * requests in order).  *_send returns NULL only without memory; every
  * record sent must be waited for exactly once. */
@@ -262,7 +265,14 @@ typedef struct zcall zkl__zcall_t;
 zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
                                   const char *data, int len, int flags);
 int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
-                        int64_t *czxid);
+                        struct Stat *st);
+zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
+                                  int watch);
+int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
+zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
+                               int watch);
+int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
+                     int *len, struct Stat *st);
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch);
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
@@ -293,6 +303,8 @@ typedef struct zkl__contender {
   int32_t seq;
   int64_t czxid;                /* fencing token                         */
   int64_t session_id;           /* session that created node             */
+  int64_t owner;                /* ephemeral owner of node as last seen
+                                   by the acquisition, 0 unknown          */
   int64_t dl;                   /* deadline of each request of the call
                                    in progress                            */
   int no_mark;                  /* root refused the release mark          */
@@ -331,8 +343,11 @@ int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
 int zkl__contend_release_nowait(zkl__contender_t *c);
 /* Is our node there and owned by our session?  1 yes; 0 no (gone, or
  * another session's: then c->node is forgotten without deleting it); or
- * ZKL_ECANCELED / ZKL_ELOST / another code if it cannot be told. */
-int zkl__contend_owned(zkl__contender_t *c, unsigned cancel_seen);
+ * ZKL_ECANCELED / ZKL_ELOST / another code if it cannot be told.  With
+ * fresh == 0, what the acquisition just saw of the node (its create, or
+ * its check after the last wait) answers without a request when it says
+ * ours. */
+int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen);
 /* The head of the queue (the lowest contender the driver counts): its
  * data (malloc'ed, *len bytes) and czxid.  With `watch`, first registers
  * c's waiter and leaves a child watch on the root, to be waited for with

@@ -560,6 +560,52 @@ START_TEST(waiter_behind_abandoning_waiter) {
 }
 END_TEST
 
+/* A waiter keeps only its nearest predecessors; when all of them give up
+ * and no release covers the ones below, it lists again and waits for the
+ * ones it had left out (the holder here), never passing them. */
+START_TEST(waiter_lists_again_when_its_predecessors_give_up) {
+  enum { QUITTERS = 7 };
+  char root[128];
+  it_root(root, sizeof root, "window");
+  zkl_session_t *a = it_session(), *b = it_session(), *c = it_session();
+  zkl_mutex_t *ma = it_mutex(a, root), *mc = it_mutex(c, root);
+  zkl_mutex_t *mq[QUITTERS];
+  struct locker lq[QUITTERS];
+  pthread_t tq[QUITTERS], tc;
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  for (int i = 0; i < QUITTERS; i++) { /* queued one after the other */
+    mq[i] = it_mutex(b, root);
+    lq[i] = (struct locker){.m = mq[i], .timeout_ms = -1};
+    pthread_create(&tq[i], NULL, locker_main, &lq[i]);
+    ck_assert(it_wait_children(a, root, 2 + i, 5000));
+  }
+  struct locker lc = {.m = mc, .timeout_ms = 20000};
+  pthread_create(&tc, NULL, locker_main, &lc);
+  ck_assert(it_wait_children(a, root, 2 + QUITTERS, 5000));
+  /* the nearest give up first, then the rest, while a holds */
+  for (int i = QUITTERS; i-- > 0;) {
+    zkl_mutex_cancel(mq[i]);
+    pthread_join(tq[i], NULL);
+    ck_assert_int_eq(lq[i].rc, ZKL_ECANCELED);
+    if (i == 3) it_sleep_ms(300); /* c's kept ones are all gone now */
+  }
+  it_sleep_ms(300);
+  ck_assert_int_eq(it_children(a, root, NULL), 2); /* a and c */
+  int64_t released = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  pthread_join(tc, NULL);
+  ck_assert_int_eq(lc.rc, 0);
+  ck_assert_int_ge(lc.acquired_at, released);
+  ck_assert_int_eq(it_children(a, root, NULL), 0);
+  for (int i = 0; i < QUITTERS; i++) zkl_mutex_destroy(mq[i]);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(a);
+  zkl_session_close(b);
+  zkl_session_close(c);
+}
+END_TEST
+
 START_TEST(token_is_node_czxid) {
   char root[128], node[1024];
   it_root(root, sizeof root, "token");
@@ -695,6 +741,7 @@ Suite *mutex_suite(void) {
   tc = it_tcase("queue");
   tcase_add_test(tc, fifo_herd_free_and_tokens_increase);
   tcase_add_test(tc, waiter_behind_abandoning_waiter);
+  tcase_add_test(tc, waiter_lists_again_when_its_predecessors_give_up);
   tcase_add_test(tc, token_is_node_czxid);
   suite_add_tcase(su, tc);
   tc = it_tcase("exit");

@@ -57,6 +57,42 @@ START_TEST(writer_waits_for_everyone_ahead) {
 }
 END_TEST
 
+/* A waiter keeps only the lower nodes its driver says can block it
+ * (driver.blocks): dropping the others must never change whether it is
+ * blocked, for any queue of any kinds. */
+START_TEST(kept_nodes_decide_like_all_nodes) {
+  const zkl__driver_t *drivers[] = {&zkl__driver_mutex, &zkl__driver_reader,
+                                    &zkl__driver_writer, &zkl__driver_latch};
+  static const zkl__kind_t kinds[] = {
+      ZKL__KIND_LOCK,  ZKL__KIND_KAZOO_LOCK, ZKL__KIND_KAZOO_RLOCK,
+      ZKL__KIND_READ,  ZKL__KIND_WRITE,      ZKL__KIND_LATCH};
+  enum { NK = sizeof kinds / sizeof kinds[0], LEN = 4 };
+  ck_assert_int_eq(zkl__driver_reader.blocks(ZKL__KIND_READ), 0);
+  ck_assert_int_eq(zkl__driver_reader.blocks(ZKL__KIND_KAZOO_RLOCK), 0);
+  ck_assert_int_ne(zkl__driver_reader.blocks(ZKL__KIND_WRITE), 0);
+  for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++) {
+    const zkl__driver_t *drv = drivers[d];
+    for (size_t k = 0; k < NK; k++) /* blocks only what it counts */
+      ck_assert(!drv->blocks(kinds[k]) || drv->counts(kinds[k]));
+    /* every queue of LEN counted nodes of any kinds */
+    long combos = 1;
+    for (int i = 0; i < LEN; i++) combos *= NK;
+    for (long code = 0; code < combos; code++) {
+      zkl__node_t all[LEN], kept[LEN];
+      size_t n = 0, m = 0;
+      long rest = code;
+      for (int i = 0; i < LEN; i++, rest /= NK) {
+        zkl__node_t node = {"x", (int32_t)i, kinds[rest % NK]};
+        if (!drv->counts(node.kind)) continue;
+        all[n++] = node;
+        if (drv->blocks(node.kind)) kept[m++] = node;
+      }
+      ck_assert_int_eq(drv->blocker(all, n) >= 0, drv->blocker(kept, m) >= 0);
+    }
+  }
+}
+END_TEST
+
 START_TEST(own_names_parse_as_own_kind) {
   const zkl__driver_t *ds[] = {&zkl__driver_reader, &zkl__driver_writer};
   char prefix[ZKL__PREFIX_LEN + 1], name[128];
@@ -116,6 +152,7 @@ Suite *drivers_suite(void) {
   tcase_add_test(tc, rw_drivers_share_one_queue_and_mark);
   tcase_add_test(tc, reader_waits_for_nearest_writer_only);
   tcase_add_test(tc, writer_waits_for_everyone_ahead);
+  tcase_add_test(tc, kept_nodes_decide_like_all_nodes);
   tcase_add_test(tc, own_names_parse_as_own_kind);
   suite_add_tcase(s, tc);
   tc = tcase_create("api-null");
