@@ -7,7 +7,11 @@
  *     wake-up), linear for the classic protocol.
  * S7: the memory of a waiting mutex object: 1000 waiters on ONE session
  *     in this process; RSS and heap before (threads parked) and after
- *     (each waiting in zkl_mutex_lock). */
+ *     (each waiting in zkl_mutex_lock).  Each thread first takes and
+ *     releases a lock of its own once, as any thread of a daemon using zkl
+ *     has: the figure is what the waiting object adds, not the first use
+ *     of a fresh thread's stack and allocator cache.  How deep a waiting
+ *     lock call goes into its thread's stack is reported on its own. */
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +22,8 @@
 
 #define WAIT_MS 120000          /* bound of every wait of a waiter     */
 #define STACK_SIZE (256 * 1024) /* per waiter thread                    */
+#define PROBE_SIZE (32 * 1024)  /* stack below a waiter, patterned (S7)  */
+#define PROBE_BYTE 0xA5
 
 typedef struct drain drain_t;
 
@@ -25,6 +31,7 @@ typedef struct waiter {
   drain_t *d;
   pthread_t th;
   int idx;
+  char *probe_lo, *probe_hi; /* patterned stack below waiter_main (S7) */
   zkl_mutex_t *m;     /* zkl   */
   floor_lock_t fl;    /* floor */
 } waiter_t;
@@ -40,6 +47,8 @@ struct drain {
   pthread_mutex_t mu;       /* gate: the waiters start together          */
   pthread_cond_t cv;
   int go, arrived;
+  int warm;                 /* S7: one lock of their own first           */
+  atomic_long stack_max;    /* S7: deepest stack use of a waiting lock   */
   atomic_int holders, violations, errors;
   atomic_llong last_release;
   samples_mt_t lat;
@@ -67,11 +76,43 @@ static void gate_open(drain_t *d) {
   pthread_mutex_unlock(&d->mu);
 }
 
+/* Takes and releases a lock of this thread's own, uncontended. */
+static void warm_up(waiter_t *w) {
+  char path[300];
+  snprintf(path, sizeof path, "%s-warm/%d", w->d->path, w->idx);
+  zkl_mutex_t *m;
+  if (zkl_mutex_create(&m, w->d->ss[w->idx % w->d->n_sess], path, NULL) != 0)
+    return;
+  if (zkl_mutex_lock(m) == 0) zkl_mutex_unlock(m);
+  zkl_mutex_destroy(m);
+}
+
+/* Patterns the stack just below the caller's frame, where the frames of
+ * the caller's next call will lie. */
+__attribute__((noinline)) static void probe_fill(waiter_t *w) {
+  volatile unsigned char probe[PROBE_SIZE];
+  for (size_t i = 0; i < PROBE_SIZE; i++) probe[i] = PROBE_BYTE;
+  uintptr_t lo = (uintptr_t)probe; /* kept only to look at it later */
+  w->probe_lo = (char *)lo;
+  w->probe_hi = (char *)(lo + PROBE_SIZE);
+}
+
+/* How much of the patterned stack a call since probe_fill() used. */
+static long probe_used(const waiter_t *w) {
+  for (const volatile char *p = w->probe_lo; p < w->probe_hi; p++)
+    if ((unsigned char)*p != PROBE_BYTE) return (long)(w->probe_hi - p);
+  return 0;
+}
+
 static void *waiter_main(void *arg) {
   waiter_t *w = arg;
   drain_t *d = w->d;
   void *volatile warm = malloc(64); /* attach this thread to a malloc */
   free(warm);                         /* arena before the baseline (S7) */
+  if (d->warm) {
+    warm_up(w);
+    probe_fill(w);
+  }
   gate_wait(d);
   int rc;
   if (d->floor) {
@@ -80,6 +121,12 @@ static void *waiter_main(void *arg) {
   } else {
     rc = zkl_mutex_create(&w->m, d->ss[w->idx % d->n_sess], d->path, NULL);
     if (rc == 0) rc = zkl_mutex_timedlock(w->m, WAIT_MS);
+  }
+  if (d->warm) {
+    long used = probe_used(w), max = atomic_load(&d->stack_max);
+    while (used > max && !atomic_compare_exchange_weak(&d->stack_max, &max,
+                                                        used)) {
+    }
   }
   if (rc != 0) {
     bench_fail("waiter %d: lock: %d %s", w->idx, rc,
@@ -138,7 +185,11 @@ typedef struct mem_probe {
   double rss0, heap0, rss1, heap1;
 } mem_probe_t;
 
+/* Resident memory, after handing the allocator's free pages back (the
+ * first listing of each waiter is transient: what is measured is what the
+ * waiting objects keep). */
 static double rss_bytes(void) {
+  malloc_trim(0);
   long pages = 0, resident = 0;
   FILE *f = fopen("/proc/self/statm", "r");
   if (f == NULL) return NAN;
@@ -278,6 +329,7 @@ void sc_memory(const bench_opts_t *o) {
   memset(&d, 0, sizeof d);
   d.q = o->waiters;
   d.path = path;
+  d.warm = 1;
   mem_probe_t mem = {NAN, NAN, NAN, NAN};
   srv_counters_t delta;
   char kase[24];
@@ -289,6 +341,8 @@ void sc_memory(const bench_opts_t *o) {
     /* mallinfo2 says 0 under valgrind, whose allocator it does not see */
     double heap = mem.heap0 > 0 ? (mem.heap1 - mem.heap0) / d.q : NAN;
     result_add("7", kase, "zkl", "heap/waiter", "B", heap, NAN, d.q);
+    result_add("7", kase, "zkl", "stack/lock", "B",
+               (double)atomic_load(&d.stack_max), NAN, d.q);
   }
   samples_mt_fini(&d.lat);
 }

@@ -419,36 +419,38 @@ static void queue_free(queue_t *q) {
 }
 
 /* Parses a listing into q: the nearest contenders below our sequence that
- * can block us. */
+ * can block us, picked in one pass (no copy of the listing). */
 static int queue_fill(zkl__contender_t *c, queue_t *q,
                       const struct String_vector *kids) {
   const char *self = c->node + c->root_len + 1;
-  zkl__node_t *all = calloc(kids->count > 0 ? (size_t)kids->count : 1,
-                            sizeof *all);
-  if (all == NULL) return ZKL_ENOMEM;
+  zkl__node_t near[WINDOW]; /* ascending; names borrowed from kids */
   size_t n = 0;
   for (int i = 0; i < kids->count; i++) {
+    zkl__node_t x;
     if (strcmp(kids->data[i], self) == 0) {
       q->self_seen = 1;
       continue;
     }
     /* unknown children are ignored, never fatal */
-    if (zkl__name_parse(kids->data[i], &all[n]) == 0 &&
-        c->drv->counts(all[n].kind) && c->drv->blocks(all[n].kind) &&
-        zkl__seq_cmp(all[n].seq, c->seq) < 0)
-      n++;
+    if (zkl__name_parse(kids->data[i], &x) != 0 || !c->drv->counts(x.kind) ||
+        !c->drv->blocks(x.kind) || zkl__seq_cmp(x.seq, c->seq) >= 0)
+      continue;
+    if (n == WINDOW) { /* full: x replaces the lowest, if above it */
+      q->more = 1;
+      if (zkl__node_cmp(&x, &near[0]) < 0) continue;
+      memmove(near, near + 1, --n * sizeof *near);
+    }
+    size_t at = n++;
+    for (; at > 0 && zkl__node_cmp(&x, &near[at - 1]) < 0; at--)
+      near[at] = near[at - 1];
+    near[at] = x;
   }
-  zkl__nodes_sort(all, n);
-  size_t from = n > WINDOW ? n - WINDOW : 0;
-  int rc = 0;
-  q->more = from > 0;
-  for (size_t i = from; i < n && rc == 0; i++) {
-    q->lower[q->n] = all[i];
-    if ((q->lower[q->n].name = strdup(all[i].name)) == NULL) rc = ZKL_ENOMEM;
-    else q->n++;
+  for (; q->n < n; q->n++) {
+    q->lower[q->n] = near[q->n];
+    if ((q->lower[q->n].name = strdup(near[q->n].name)) == NULL)
+      return ZKL_ENOMEM; /* q->n counts only the names we own */
   }
-  free(all);
-  return rc;
+  return 0;
 }
 
 static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,

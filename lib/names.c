@@ -79,10 +79,13 @@ int zkl__seq_cmp(int32_t a, int32_t b) {
   return (d > 0) - (d < 0);
 }
 
-static int node_cmp(const void *x, const void *y) {
-  const zkl__node_t *a = x, *b = y;
+int zkl__node_cmp(const zkl__node_t *a, const zkl__node_t *b) {
   int c = zkl__seq_cmp(a->seq, b->seq);
   return c != 0 ? c : strcmp(a->name, b->name);
+}
+
+static int node_cmp(const void *x, const void *y) {
+  return zkl__node_cmp(x, y);
 }
 
 void zkl__nodes_sort(zkl__node_t *v, size_t n) {

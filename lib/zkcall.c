@@ -299,10 +299,11 @@ int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
       if (k->have_st) *st = k->st;
       else memset(st, 0, sizeof *st);
     }
-    if (made != NULL) {
-      *made = k->value;
-      k->value = NULL;
-    }
+    /* copied on the caller's thread: the completion thread's memory is
+     * for what is short-lived */
+    if (made != NULL &&
+        (k->value == NULL || (*made = strdup(k->value)) == NULL))
+      zrc = ZCONNECTIONLOSS; /* made but not known: found by its prefix */
   }
   zcall_end(k, zrc);
   return zrc;

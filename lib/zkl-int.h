@@ -74,6 +74,8 @@ int zkl__name_parse(const char *name, zkl__node_t *out);
 /* Orders sequence numbers with serial-number arithmetic, so the order stays
  * right when ZooKeeper's counter wraps from 2^31-1 to -2^31. */
 int zkl__seq_cmp(int32_t a, int32_t b);
+/* queue order: by sequence, then by name */
+int zkl__node_cmp(const zkl__node_t *a, const zkl__node_t *b);
 void zkl__nodes_sort(zkl__node_t *v, size_t n);
 /* Whether `name` was created by the contender whose prefix is `prefix`
  * ("_c_<uuid>-"). */
