@@ -65,7 +65,7 @@ typedef enum { WOKE_FIRED, WOKE_SESSION, WOKE_CANCEL, WOKE_TIMEOUT } woke_t;
 static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
                           int64_t deadline, const unsigned *cancel) {
   for (;;) {
-    if (c->w.fired) return WOKE_FIRED;
+    if (c->w.fired || c->w.self_fired) return WOKE_FIRED;
     if (zkl__session_epoch(c->s) != epoch) return WOKE_SESSION;
     if (canceled(c, cancel)) return WOKE_CANCEL;
     if (deadline == ZKL__TRY || zkl__session_wait(c->s, &c->w, deadline) != 0)
@@ -517,8 +517,8 @@ static int mark_covers(zkl__contender_t *c, int64_t czxid, int check_self,
       zkl__mark_parse(buf, len, c->drv->mark, &mark) != 0 || mark >= c->czxid)
     mark = 0;
   free(buf);
-  *self = -1;
   if (ks != NULL) {
+    *self = -1;
     struct Stat st;
     int zrc = zkl__zk_exists_wait(ks, c->dl, &st);
     if (zrc == ZOK) c->owner = st.ephemeralOwner;
@@ -581,35 +581,51 @@ static int arm_watch(zkl__contender_t *c, const char *target,
 
 /* Arms a data watch on `target` and waits.  0 with *gone telling whether
  * the target no longer exists (and *czxid its creation zxid when it did),
- * or a negative code. */
+ * or a negative code.  Our own node is watched too, in the same round
+ * trip: should it go while we wait, we wake; *self says what is known of
+ * it on return (1 there all along, 0 gone, -1 not known), so that a
+ * wake-up needs no look at it. */
 static int watch_and_wait(zkl__contender_t *c, const char *target,
                           int64_t deadline, const unsigned *cancel, int *gone,
-                          int64_t *czxid) {
+                          int64_t *czxid, int *self) {
   zkl_session_t *s = c->s;
+  *self = -1;
   int rc = await_connected(c, deadline, cancel); /* no request into a dead
                                                     connection */
   if (rc != 0) return rc;
   zkl__session_lock(s);
   zkl__waiter_register(s, &c->w, target);
+  c->w.self_path = c->node;
   unsigned epoch = zkl__session_epoch(s);
   zkl__session_unlock(s);
 
-  struct Stat st;
+  zkl__zcall_t *ks = zkl__zk_exists_send(s, c->node, 1);
+  struct Stat st, own;
   int zrc = arm_watch(c, target, &st);
+  int src = zkl__zk_exists_wait(ks, c->dl, &own);
+  if (src == ZOK) c->owner = own.ephemeralOwner;
+  else if (src == ZNONODE || src == ZKL__ZTIMEDOUT)
+    drop_watch(c, c->node); /* a watch on a missing node, or maybe set */
   *gone = zrc == ZNONODE;
   woke_t why = WOKE_SESSION;
   zkl__session_lock(s);
-  if (zrc == ZOK) {
+  if (zrc == ZOK && src != ZNONODE) {
     *czxid = st.czxid;
     why = wait_locked(c, epoch, deadline, cancel);
-    if (why == WOKE_FIRED) *gone = c->w.fired_type == ZOO_DELETED_EVENT;
+    if (why == WOKE_FIRED)
+      *gone = c->w.fired && c->w.fired_type == ZOO_DELETED_EVENT;
   }
+  *self = src == ZNONODE ? 0 : src == ZOK && !c->w.self_fired ? 1 : -1;
   zkl__waiter_unregister(s, &c->w);
   zkl__session_unlock(s);
+  if (*self == 0) { /* our node is gone: no use watching for our turn */
+    if (zrc == ZOK) drop_watch(c, target);
+    return 0;
+  }
   if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc))
     return map_zrc(c, zrc, "watch");
   if (why == WOKE_CANCEL || why == WOKE_TIMEOUT) {
-    drop_watch(c, target);
+    drop_watch(c, target); /* not our own node's: it goes with the node */
     return why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT;
   }
   if (!*gone && (zrc != ZOK || why == WOKE_SESSION)) {
@@ -628,7 +644,8 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
                      const unsigned *cancel) {
   char *target = NULL;
   int rc = 0;
-  int self = 1; /* our node: 1 seen since the last wait, -1 not known */
+  int self = 1; /* our node: 1 known there since the last wait, -1 not
+                   known (0: gone) */
   for (;;) {
     ptrdiff_t idx = c->drv->blocker(q->lower, q->n);
     if (idx < 0 && q->more) {
@@ -662,19 +679,22 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
     snprintf(target, len, "%s/%s", c->root, q->lower[idx].name);
     int gone = 0;
     int64_t czxid = 0;
-    self = -1;
-    rc = watch_and_wait(c, target, deadline, cancel, &gone, &czxid);
+    rc = watch_and_wait(c, target, deadline, cancel, &gone, &czxid, &self);
     if (rc != 0) break;
+    if (self == 0) {
+      rc = VANISHED;
+      break;
+    }
     if (!gone) continue; /* data changed, or reconnected: look again */
     queue_drop(q, (size_t)idx, 1);
     /* Still blocked by nodes below it, known or left out?  If a release
      * covers it, they are all gone (one read instead of one check per
-     * node), and when that grants us, our own node is checked in the same
-     * round trip. */
+     * node), and when that grants us and our own node's watch could not
+     * tell, our node is checked in the same round trip. */
     if (czxid != 0 && (idx > 0 || q->more) &&
         (q->more || c->drv->blocker(q->lower, q->n) >= 0)) {
       int grants = c->drv->blocker(q->lower + idx, q->n - (size_t)idx) < 0;
-      if (mark_covers(c, czxid, grants, &self)) {
+      if (mark_covers(c, czxid, grants && self < 0, &self)) {
         queue_drop(q, 0, (size_t)idx);
         q->more = 0;
       }

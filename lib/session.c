@@ -229,6 +229,10 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
         w->fired_type = type;
         pthread_cond_signal(&w->cv);
       }
+      if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
+        w->self_fired = 1;
+        pthread_cond_signal(&w->cv);
+      }
     }
   }
   pthread_mutex_unlock(&s->mu);
@@ -853,6 +857,8 @@ void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
   w->watch_path = path;
   w->fired = 0;
   w->fired_type = 0;
+  w->self_path = NULL;
+  w->self_fired = 0;
   w->epoch = s->epoch;
 }
 
@@ -863,6 +869,7 @@ void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w) {
   if (w->next != NULL) w->next->prev = w->prev;
   w->prev = w->next = NULL;
   w->watch_path = NULL;
+  w->self_path = NULL;
 }
 
 void zkl__waiters_poke_path(zkl_session_t *s, const char *path) {
@@ -870,6 +877,10 @@ void zkl__waiters_poke_path(zkl_session_t *s, const char *path) {
     if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
       w->fired = 1;
       w->fired_type = ZOO_NOTWATCHING_EVENT;
+      pthread_cond_signal(&w->cv);
+    }
+    if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
+      w->self_fired = 1;
       pthread_cond_signal(&w->cv);
     }
   }

@@ -166,6 +166,9 @@ typedef struct zkl__waiter {
   pthread_cond_t cv;          /* paired with the session's mutex          */
   const char *watch_path;     /* node watched now, or NULL                */
   int fired;                  /* event on watch_path since armed          */
+  const char *self_path;      /* our own node, watched too, or NULL       */
+  int self_fired;             /* event on self_path since armed: our node
+                                 may be gone (it wakes the waiter too)    */
   int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
   unsigned epoch;             /* session epoch when registered            */
 } zkl__waiter_t;

@@ -51,7 +51,9 @@ typedef struct zkl_election_opts {
   void (*on_revoked)(zkl_election_t *e, zkl_election_reason_t why,
                      void *arg);
   /* Observers: the leader changed.  id is the new leader's id (valid
-   * during the call only), or NULL with id_len 0 when nobody leads. */
+   * during the call only), or NULL with id_len 0 when nobody leads.  It
+   * follows the current leader: one that comes and goes before the
+   * observer could look again (one round trip) is not reported. */
   void (*on_leader)(zkl_election_t *e, const void *id, size_t id_len,
                     uint64_t token, void *arg);
   void *arg;      /* passed to every callback                            */

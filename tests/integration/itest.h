@@ -64,6 +64,12 @@ int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms);
 /* The answers of every server to a four-letter word, concatenated
  * (malloc'ed): in an ensemble each session's watches sit on its server. */
 char *it_4lw(const char *word);
+/* How many sessions `wchp` (the four-letter word's text) lists as watching
+ * path, not counting session `except` (e.g. the node's owner, which
+ * watches its own node while it waits). */
+int it_watchers_of(const char *wchp, const char *path, int64_t except);
+/* The session that owns ephemeral node path (0 if none or gone). */
+int64_t it_owner_of(zkl_session_t *s, const char *path);
 int64_t it_now_ms(void);
 void it_sleep_ms(int ms);
 /* Forces the session to expire on the server (the classic trick: a second

@@ -438,7 +438,7 @@ static void *queued_main(void *arg) {
 struct herd {
   zkl_session_t *s;
   const char *root;
-  int watched, max_sessions;
+  int watched, max_sessions, self_watched;
 };
 
 static int herd_count(void *arg) {
@@ -446,25 +446,22 @@ static int herd_count(void *arg) {
   struct String_vector kids;
   it_children(h->s, h->root, &kids);
   char *wchp = it_4lw("wchp");
-  h->watched = h->max_sessions = 0;
+  h->watched = h->max_sessions = h->self_watched = 0;
   for (int i = 0; i < kids.count; i++) {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s\n", h->root, kids.data[i]);
-    const char *at = strstr(wchp, path);
-    if (at == NULL) continue;
+    snprintf(path, sizeof path, "%s/%s", h->root, kids.data[i]);
+    /* besides its owner, which watches its own node while it waits */
+    int64_t owner = it_owner_of(h->s, path);
+    int sessions = it_watchers_of(wchp, path, owner);
+    h->self_watched += it_watchers_of(wchp, path, 0) - sessions;
+    if (sessions == 0) continue;
     h->watched++;
-    int sessions = 0; /* the tab-indented session ids under the path */
-    for (const char *p = at + strlen(path); *p == '\t' || *p == ' ';) {
-      sessions++;
-      if ((p = strchr(p, '\n')) == NULL) break;
-      p++;
-    }
     if (sessions > h->max_sessions) h->max_sessions = sessions;
   }
   free(wchp);
   int total = kids.count;
   deallocate_String_vector(&kids);
-  return h->watched == total - 1;
+  return h->watched == total - 1 && h->self_watched == total - 1;
 }
 
 /* QN waiters queue one after another behind a holder.  While they wait,
@@ -493,11 +490,13 @@ START_TEST(fifo_herd_free_and_tokens_increase) {
     ck_assert(it_wait_children(hs, root, i + 2, 5000));
   }
   /* all queued: every node but the last waiter's is watched, each by
-   * exactly one session (waiters arm their watch just after queueing, so
+   * exactly one session other than its owner (waiters arm their watch just after queueing, so
    * poll the server until the last one has) */
-  struct herd h = {hs, root, 0, 0};
+  struct herd h = {hs, root, 0, 0, 0};
   it_wait_until(herd_count, &h, 10000);
   ck_assert_msg(h.watched == QN, "%d nodes watched, want %d", h.watched, QN);
+  ck_assert_msg(h.self_watched == QN, "%d waiters watch their own node, want %d",
+                h.self_watched, QN);
   ck_assert_msg(h.max_sessions == 1, "a node is watched by %d sessions",
                 h.max_sessions);
   char *wchp = it_4lw("wchp");

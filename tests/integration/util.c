@@ -208,3 +208,26 @@ void it_expire_session(zkl_session_t *s) {
   ck_abort_msg("could not expire session 0x%llx",
                (unsigned long long)copy.client_id);
 }
+
+int it_watchers_of(const char *wchp, const char *path, int64_t except) {
+  char line[1024], self[40];
+  snprintf(line, sizeof line, "%s\n", path);
+  snprintf(self, sizeof self, "0x%llx\n", (unsigned long long)except);
+  const char *at = strstr(wchp, line);
+  if (at == NULL) return 0;
+  int n = 0;
+  for (const char *q = at + strlen(line); *q == '\t' || *q == ' ';) {
+    while (*q == '\t' || *q == ' ') q++;
+    if (except == 0 || strncmp(q, self, strlen(self)) != 0) n++;
+    if ((q = strchr(q, '\n')) == NULL) break;
+    q++;
+  }
+  return n;
+}
+
+int64_t it_owner_of(zkl_session_t *s, const char *path) {
+  struct Stat st;
+  return zoo_exists(zkl_session_zhandle(s), path, 0, &st) == ZOK
+             ? st.ephemeralOwner
+             : 0;
+}
