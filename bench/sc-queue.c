@@ -48,6 +48,7 @@ struct drain {
   pthread_cond_t cv;
   int go, arrived;
   int warm;                 /* S7: one lock of their own first           */
+  int probe;                /* S7: measure the stack a waiting lock uses */
   atomic_long stack_max;    /* S7: deepest stack use of a waiting lock   */
   atomic_int holders, violations, errors;
   atomic_llong last_release;
@@ -109,10 +110,8 @@ static void *waiter_main(void *arg) {
   drain_t *d = w->d;
   void *volatile warm = malloc(64); /* attach this thread to a malloc */
   free(warm);                         /* arena before the baseline (S7) */
-  if (d->warm) {
-    warm_up(w);
-    probe_fill(w);
-  }
+  if (d->warm) warm_up(w);
+  if (d->probe) probe_fill(w);
   gate_wait(d);
   int rc;
   if (d->floor) {
@@ -122,7 +121,7 @@ static void *waiter_main(void *arg) {
     rc = zkl_mutex_create(&w->m, d->ss[w->idx % d->n_sess], d->path, NULL);
     if (rc == 0) rc = zkl_mutex_timedlock(w->m, WAIT_MS);
   }
-  if (d->warm) {
+  if (d->probe) {
     long used = probe_used(w), max = atomic_load(&d->stack_max);
     while (used > max && !atomic_compare_exchange_weak(&d->stack_max, &max,
                                                         used)) {
@@ -330,6 +329,9 @@ void sc_memory(const bench_opts_t *o) {
   d.q = o->waiters;
   d.path = path;
   d.warm = 1;
+  /* The probe reads stack below the stack pointer, which valgrind reports;
+   * its allocator, which mallinfo2 does not see, gives it away. */
+  d.probe = heap_bytes() > 0;
   mem_probe_t mem = {NAN, NAN, NAN, NAN};
   srv_counters_t delta;
   char kase[24];
@@ -342,7 +344,7 @@ void sc_memory(const bench_opts_t *o) {
     double heap = mem.heap0 > 0 ? (mem.heap1 - mem.heap0) / d.q : NAN;
     result_add("7", kase, "zkl", "heap/waiter", "B", heap, NAN, d.q);
     result_add("7", kase, "zkl", "stack/lock", "B",
-               (double)atomic_load(&d.stack_max), NAN, d.q);
+               d.probe ? (double)atomic_load(&d.stack_max) : NAN, NAN, d.q);
   }
   samples_mt_fini(&d.lat);
 }
