@@ -132,9 +132,6 @@ void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
 int srv_calibrate(const char *hosts);
 /* Adds the counts of window d to sum (watches and zxid are left alone). */
 void srv_add(srv_counters_t *sum, const srv_counters_t *d);
-/* Waits (bounded by timeout_ms) until the server holds at least `count`
- * watches.  0, or -1 on timeout. */
-int srv_wait_watches(const char *hosts, double count, int timeout_ms);
 /* How many sessions other than `except` watch `path` (wchp), -1 on
  * failure; and a bounded wait until there is one (0, or -1). */
 int srv_watchers(const char *hosts, const char *path, int64_t except);

@@ -202,6 +202,36 @@ static double heap_bytes(void) {
   return (double)mi.uordblks + (double)mi.hblkhd;
 }
 
+/* How long the server's watch count must stay put, all nodes made, before
+ * the queue counts as formed. */
+#define SETTLE_MS 300
+
+/* Waits until every waiter is queued and waiting: all nodes made, at least
+ * one watch per waiter on the server (zkl's waiters also watch their own
+ * node, which the server counts once per session and path, so the total
+ * is not known in advance), and the count settled.  0 or -1. */
+static int wait_queued(drain_t *d, const char *hosts, double min_watches,
+                       int timeout_ms) {
+  int64_t deadline = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+  double last = -1;
+  int64_t since = 0;
+  for (;;) {
+    srv_counters_t c;
+    int64_t now = bench_now_ns();
+    if (now > deadline) return -1;
+    if (srv_sample(hosts, &c) == 0 && c.watches >= min_watches &&
+        bench_children(bench_admin, d->path) == d->q + 1) {
+      if (c.watches != last) {
+        last = c.watches;
+        since = now;
+      } else if (now - since >= (int64_t)SETTLE_MS * 1000000) {
+        return 0;
+      }
+    }
+    bench_sleep_ms(20);
+  }
+}
+
 /* Forms a queue of q waiters behind a holder, then drains it.  *delta gets
  * the server's counters over the drain; 0 or -1. */
 static int drain_run(drain_t *d, const char *hosts, int per_session,
@@ -248,10 +278,8 @@ static int drain_run(drain_t *d, const char *hosts, int per_session,
     mem->heap0 = heap_bytes();
   }
   gate_open(d);
-  /* queued = one watch per waiter on the server */
-  int queued = srv_wait_watches(hosts, before.watches + spawned,
-                                30000 + 30 * d->q) == 0 &&
-               bench_children(bench_admin, d->path) == spawned + 1;
+  int queued = wait_queued(d, hosts, before.watches + spawned,
+                           30000 + 30 * d->q) == 0;
   if (!queued) bench_fail("queue: %d waiters did not all queue", spawned);
   if (mem != NULL) {
     mem->rss1 = rss_bytes();

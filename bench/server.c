@@ -154,16 +154,6 @@ int srv_calibrate(const char *hosts) {
   return 0;
 }
 
-int srv_wait_watches(const char *hosts, double count, int timeout_ms) {
-  int64_t deadline = bench_now_ns() + (int64_t)timeout_ms * 1000000;
-  for (int pause = 1;; pause = pause < 20 ? pause * 2 : 20) {
-    srv_counters_t c;
-    if (srv_sample(hosts, &c) == 0 && c.watches >= count) return 0;
-    if (bench_now_ns() > deadline) return -1;
-    bench_sleep_ms(pause);
-  }
-}
-
 void srv_report(const char *scenario, const char *kase, const char *impl,
                 const char *per, const srv_counters_t *d, double ops) {
   if (ops <= 0) return;
