@@ -524,6 +524,16 @@ START_TEST(fifo_herd_free_and_tokens_increase) {
 }
 END_TEST
 
+/* The holder releases; the waiter of thread t acquires, and not before. */
+static void holder_hands_over(zkl_mutex_t *holder, pthread_t t,
+                              struct locker *l) {
+  int64_t released = it_now_ms();
+  ck_assert_int_eq(zkl_mutex_unlock(holder), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(l->rc, 0);
+  ck_assert_int_ge(l->acquired_at, released);
+}
+
 /* A waiter whose predecessor gives up re-watches the next one down, and
  * is still served in order (the walk, not the release mark). */
 START_TEST(waiter_behind_abandoning_waiter) {
@@ -546,11 +556,7 @@ START_TEST(waiter_behind_abandoning_waiter) {
   it_sleep_ms(100);
   ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY); /* a still holds */
   ck_assert_int_eq(it_children(a, root, NULL), 2);  /* a and c */
-  int64_t released = it_now_ms();
-  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  pthread_join(tc, NULL);
-  ck_assert_int_eq(lc.rc, 0);
-  ck_assert_int_ge(lc.acquired_at, released);
+  holder_hands_over(ma, tc, &lc);
   zkl_mutex_destroy(ma);
   zkl_mutex_destroy(mb);
   zkl_mutex_destroy(mc);
@@ -591,11 +597,7 @@ START_TEST(waiter_lists_again_when_its_predecessors_give_up) {
   }
   it_sleep_ms(300);
   ck_assert_int_eq(it_children(a, root, NULL), 2); /* a and c */
-  int64_t released = it_now_ms();
-  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  pthread_join(tc, NULL);
-  ck_assert_int_eq(lc.rc, 0);
-  ck_assert_int_ge(lc.acquired_at, released);
+  holder_hands_over(ma, tc, &lc);
   ck_assert_int_eq(it_children(a, root, NULL), 0);
   for (int i = 0; i < QUITTERS; i++) zkl_mutex_destroy(mq[i]);
   zkl_mutex_destroy(ma);
