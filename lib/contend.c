@@ -5,10 +5,12 @@
  * the recipe's driver "granted, or which lower node do I watch?" until
  * granted, the deadline, a cancel or the loss of the session.  A woken waiter
  * never lists the children again: it checks the lower nodes it already knows
- * (none can appear below it later), helped by the release mark an exclusive
- * holder leaves in the lock root's data, so a wake-up costs O(1) server work
- * however long the queue.  Every exit path that did not grant deletes our
- * node and removes our watch.
+ * (none can appear below it later).  An exclusive holder releases with one
+ * multi that changes its node's data and then deletes it, so its watcher
+ * hears NodeDataChanged, not NodeDeleted: "left as holder", which proves
+ * every lower node gone.  A wake-up thus costs O(1) server work however
+ * long the queue, and no request at all after a holder's release.  Every
+ * exit path that did not grant deletes our node and removes our watch.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +30,11 @@
 
 /* wait_turn's verdict when our own node disappeared while we waited */
 #define VANISHED 1
+
+/* What became of a watched node (watch_and_wait's *left). */
+#define STILL_THERE 0 /* or not known: look again                       */
+#define GONE 1        /* deleted: a give-up, a lost session, a janitor   */
+#define RELEASED 2    /* its data changed: it left as an exclusive holder */
 
 static int retryable(int zrc) {
   return zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT;
@@ -341,16 +348,16 @@ static void forget_node(zkl__contender_t *c) {
   c->node = NULL;
 }
 
-/* One attempt at deleting our node; with `mark`, atomically leaving the
- * release mark in the root's data.  A ZooKeeper code. */
+/* One attempt at deleting our node; with `mark` (a holder's release),
+ * changing its data first in the same multi, which tells the node's
+ * watcher that it left as holder.  A ZooKeeper code. */
 static int delete_once(zkl__contender_t *c, int mark) {
   if (!mark || c->no_mark) return zkl__zk_delete(c->s, c->dl, c->node);
-  char buf[96];
-  int len = zkl__mark_format(buf, sizeof buf, c->drv->mark, c->czxid);
-  int zrc = zkl__zk_set_and_delete(c->s, c->dl, c->root, buf, len, c->node);
+  int zrc = zkl__zk_release(c->s, c->dl, c->node);
   if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc) &&
       zrc != ZKL__ZTIMEDOUT && zkl__session_health(c->s) != ZKL_ELOST) {
-    /* the root is not ours to write (ACL): plain deletes from now on */
+    /* our node's ACL does not let us write it: plain deletes from now on
+     * (the waiter behind then checks the nodes below one by one) */
     c->no_mark = 1;
     return zkl__zk_delete(c->s, c->dl, c->node);
   }
@@ -497,36 +504,6 @@ static int peek_busy(zkl__contender_t *c) {
   return rc;
 }
 
-/* The node we watched, created at `czxid`, is gone: did an exclusive
- * holder release after it was created?  Then every contender created
- * before it is gone too.  Reads the release mark our recipe leaves in the
- * root; with check_self, asks in the same round trip whether our own node
- * is still there (*self 1 yes, 0 no, -1 not known).  1 covered, 0 not
- * known to be (no mark we can trust, or it cannot be read now: we then
- * walk instead).  A mark at or past our own node cannot come from a real
- * release (its holder would have had to pass us): it is ignored as
- * foreign. */
-static int mark_covers(zkl__contender_t *c, int64_t czxid, int check_self,
-                       int *self) {
-  zkl__zcall_t *km = zkl__zk_get_send(c->s, c->root, 0);
-  zkl__zcall_t *ks = check_self ? zkl__zk_exists_send(c->s, c->node, 0) : NULL;
-  char *buf = NULL;
-  int len = 0;
-  int64_t mark = 0;
-  if (zkl__zk_get_wait(km, c->dl, &buf, &len, NULL) != ZOK ||
-      zkl__mark_parse(buf, len, c->drv->mark, &mark) != 0 || mark >= c->czxid)
-    mark = 0;
-  free(buf);
-  if (ks != NULL) {
-    *self = -1;
-    struct Stat st;
-    int zrc = zkl__zk_exists_wait(ks, c->dl, &st);
-    if (zrc == ZOK) c->owner = st.ephemeralOwner;
-    if (zrc == ZOK || zrc == ZNONODE) *self = zrc == ZOK;
-  }
-  return mark != 0 && mark >= czxid;
-}
-
 /* Is our node still there?  1 yes, 0 no, or a negative code. */
 static int self_present(zkl__contender_t *c, int64_t deadline,
                         const unsigned *cancel) {
@@ -579,15 +556,15 @@ static int arm_watch(zkl__contender_t *c, const char *target,
   return zrc;
 }
 
-/* Arms a data watch on `target` and waits.  0 with *gone telling whether
- * the target no longer exists (and *czxid its creation zxid when it did),
- * or a negative code.  Our own node is watched too, in the same round
- * trip: should it go while we wait, we wake; *self says what is known of
- * it on return (1 there all along, 0 gone, -1 not known), so that a
- * wake-up needs no look at it. */
+/* Arms a data watch on `target` and waits.  0 with *left telling what
+ * became of the target (STILL_THERE, GONE, RELEASED: its data changed,
+ * which only the caller can tell to be a release), or a negative code.
+ * Our own node is watched too, in the same round trip: should it go while
+ * we wait, we wake; *self says what is known of it on return (1 there all
+ * along, 0 gone, -1 not known), so that a wake-up needs no look at it. */
 static int watch_and_wait(zkl__contender_t *c, const char *target,
-                          int64_t deadline, const unsigned *cancel, int *gone,
-                          int64_t *czxid, int *self) {
+                          int64_t deadline, const unsigned *cancel, int *left,
+                          int *self) {
   zkl_session_t *s = c->s;
   *self = -1;
   int rc = await_connected(c, deadline, cancel); /* no request into a dead
@@ -606,14 +583,15 @@ static int watch_and_wait(zkl__contender_t *c, const char *target,
   if (src == ZOK) c->owner = own.ephemeralOwner;
   else if (src == ZNONODE || src == ZKL__ZTIMEDOUT)
     drop_watch(c, c->node); /* a watch on a missing node, or maybe set */
-  *gone = zrc == ZNONODE;
+  *left = zrc == ZNONODE ? GONE : STILL_THERE;
   woke_t why = WOKE_SESSION;
   zkl__session_lock(s);
   if (zrc == ZOK && src != ZNONODE) {
-    *czxid = st.czxid;
     why = wait_locked(c, epoch, deadline, cancel);
-    if (why == WOKE_FIRED)
-      *gone = c->w.fired && c->w.fired_type == ZOO_DELETED_EVENT;
+    if (why == WOKE_FIRED && c->w.fired)
+      *left = c->w.fired_type == ZOO_DELETED_EVENT   ? GONE
+              : c->w.fired_type == ZOO_CHANGED_EVENT ? RELEASED
+                                                     : STILL_THERE;
   }
   *self = src == ZNONODE ? 0 : src == ZOK && !c->w.self_fired ? 1 : -1;
   zkl__waiter_unregister(s, &c->w);
@@ -628,7 +606,7 @@ static int watch_and_wait(zkl__contender_t *c, const char *target,
     drop_watch(c, target); /* not our own node's: it goes with the node */
     return why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT;
   }
-  if (!*gone && (zrc != ZOK || why == WOKE_SESSION)) {
+  if (*left == STILL_THERE && (zrc != ZOK || why == WOKE_SESSION)) {
     /* connection trouble: wait it out, then look again (the same session
      * keeps its watches; a new one has no node of ours anyway) */
     rc = await_connected(c, deadline, cancel);
@@ -677,31 +655,25 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
       break;
     }
     snprintf(target, len, "%s/%s", c->root, q->lower[idx].name);
-    int gone = 0;
-    int64_t czxid = 0;
-    rc = watch_and_wait(c, target, deadline, cancel, &gone, &czxid, &self);
+    int left = STILL_THERE;
+    rc = watch_and_wait(c, target, deadline, cancel, &left, &self);
     if (rc != 0) break;
     if (self == 0) {
       rc = VANISHED;
       break;
     }
-    if (!gone) continue; /* data changed, or reconnected: look again */
-    queue_drop(q, (size_t)idx, 1);
-    /* Still blocked by nodes below it, known or left out?  If a release
-     * covers it, they are all gone (one read instead of one check per
-     * node), and when that grants us and our own node's watch could not
-     * tell, our node is checked in the same round trip. */
-    if (czxid != 0 && (idx > 0 || q->more) &&
-        (q->more || c->drv->blocker(q->lower, q->n) >= 0)) {
-      int grants = c->drv->blocker(q->lower + idx, q->n - (size_t)idx) < 0;
-      if (mark_covers(c, czxid, grants && self < 0, &self)) {
-        queue_drop(q, 0, (size_t)idx);
-        q->more = 0;
-      }
-      if (self == 0) {
-        rc = VANISHED;
-        break;
-      }
+    /* A data change is a release only from a kind of node zkl's exclusive
+     * holders leave that way; from any other it means nothing. */
+    if (left == RELEASED && !zkl__kind_marks_release(q->lower[idx].kind))
+      left = STILL_THERE;
+    if (left == STILL_THERE) continue; /* reconnected, ...: look again */
+    if (left == RELEASED) {
+      /* it held the lock, so every node below it, kept or left out, was
+       * gone when it did (and none can appear below later) */
+      queue_drop(q, 0, (size_t)idx + 1);
+      q->more = 0;
+    } else { /* it gave up or its session ended: the next one down */
+      queue_drop(q, (size_t)idx, 1);
     }
   }
   free(target);

@@ -18,7 +18,6 @@ static ptrdiff_t exclusive_blocker(const zkl__node_t *lower, size_t n) {
 
 const zkl__driver_t zkl__driver_mutex = {
     .name = "mutex",
-    .mark = "mutex",
     .marker = "lock-",
     .kind = ZKL__KIND_LOCK,
     .exclusive = 1,
@@ -50,7 +49,6 @@ static ptrdiff_t reader_blocker(const zkl__node_t *lower, size_t n) {
 
 const zkl__driver_t zkl__driver_reader = {
     .name = "read lock",
-    .mark = "rwlock",
     .marker = "__READ__",
     .kind = ZKL__KIND_READ,
     .exclusive = 0,
@@ -63,7 +61,6 @@ const zkl__driver_t zkl__driver_reader = {
  * predecessor; its release proves every lower node of the queue gone. */
 const zkl__driver_t zkl__driver_writer = {
     .name = "write lock",
-    .mark = "rwlock",
     .marker = "__WRIT__",
     .kind = ZKL__KIND_WRITE,
     .exclusive = 1,
@@ -78,7 +75,6 @@ static int latch_counts(zkl__kind_t k) { return k == ZKL__KIND_LATCH; }
 
 const zkl__driver_t zkl__driver_latch = {
     .name = "election",
-    .mark = "latch",
     .marker = "latch-",
     .kind = ZKL__KIND_LATCH,
     .exclusive = 1,
@@ -86,3 +82,15 @@ const zkl__driver_t zkl__driver_latch = {
     .blocks = latch_counts,
     .blocker = exclusive_blocker,
 };
+
+/* Every driver's own kind belongs to it alone: a node of an exclusive
+ * driver's kind was created by that driver (or a peer of the same shape,
+ * which never writes it). */
+int zkl__kind_marks_release(zkl__kind_t k) {
+  static const zkl__driver_t *const all[] = {
+      &zkl__driver_mutex, &zkl__driver_reader, &zkl__driver_writer,
+      &zkl__driver_latch};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (all[i]->kind == k) return all[i]->exclusive;
+  return 0;
+}

@@ -1,5 +1,5 @@
-/* lib/names.c - contender node names: parsing, ordering, our own prefix,
- * and the release mark kept in a lock root's data. */
+/* lib/names.c - contender node names: parsing, ordering and our own
+ * prefix. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,36 +103,6 @@ void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]) {
   uuid_unparse_lower(u, out + 3);
   out[ZKL__PREFIX_LEN - 1] = '-';
   out[ZKL__PREFIX_LEN] = '\0';
-}
-
-#define MARK_TAG "zkl-released:"
-
-int zkl__mark_format(char *buf, size_t len, const char *recipe, int64_t czxid) {
-  if (buf == NULL || recipe == NULL || strchr(recipe, ':') != NULL)
-    return ZKL_EINVAL;
-  int n = snprintf(buf, len, MARK_TAG "%s:%" PRId64, recipe, czxid);
-  return n > 0 && (size_t)n < len ? n : ZKL_EINVAL;
-}
-
-int zkl__mark_parse(const char *buf, int len, const char *recipe,
-                    int64_t *czxid) {
-  const size_t tag = sizeof MARK_TAG - 1;
-  if (buf == NULL || recipe == NULL || czxid == NULL || len <= (int)tag ||
-      len > 80 || memcmp(buf, MARK_TAG, tag) != 0)
-    return ZKL_EINVAL;
-  size_t rl = strlen(recipe);
-  if ((size_t)len < tag + rl + 2 || memcmp(buf + tag, recipe, rl) != 0 ||
-      buf[tag + rl] != ':')
-    return ZKL_EINVAL;
-  int64_t v = 0;
-  for (int i = (int)(tag + rl + 1); i < len; i++) {
-    if (buf[i] < '0' || buf[i] > '9') return ZKL_EINVAL;
-    int d = buf[i] - '0';
-    if (v > (INT64_MAX - d) / 10) return ZKL_EINVAL;
-    v = v * 10 + d;
-  }
-  *czxid = v;
-  return 0;
 }
 
 int zkl__copy_string(char *buf, size_t len, const char *src) {

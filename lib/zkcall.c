@@ -325,12 +325,10 @@ int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {
   return zrc;
 }
 
-int zkl__zk_set_and_delete(zkl_session_t *s, int64_t deadline,
-                           const char *root, const char *mark, int mark_len,
-                           const char *node) {
+int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node) {
   ZCALL_BEGIN(s, k, zh);
   zoo_op_t ops[MAX_OPS];
-  zoo_set_op_init(&ops[0], root, mark, mark_len, -1, NULL);
+  zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
   zoo_delete_op_init(&ops[1], node, -1);
   /* the request is serialized at once; the results land in the record */
   int zrc = zh == NULL ? ZCLOSING

@@ -84,17 +84,6 @@ int zkl__name_is_mine(const char *name, const char *prefix);
 #define ZKL__PREFIX_LEN 40
 void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]);
 
-/* The release mark kept in a lock root's data,
- * "zkl-released:<recipe>:<czxid>": the czxid of the last node that released
- * an EXCLUSIVE hold of that recipe.  Every contender the recipe counts that
- * was created no later than it is gone (docs/design.md, "O(1) wake-ups").
- * format: the length written, or ZKL_EINVAL (recipe NULL or with ':', or
- * buf too small).  parse: 0, or ZKL_EINVAL for anything else, including
- * another recipe's mark. */
-int zkl__mark_format(char *buf, size_t len, const char *recipe, int64_t czxid);
-int zkl__mark_parse(const char *buf, int len, const char *recipe,
-                    int64_t *czxid);
-
 /* ---- local ownership (owner.c) ------------------------------------------- */
 
 /* Which thread of this process uses a recipe object now.  Fields other
@@ -135,12 +124,10 @@ int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 typedef struct zkl__driver {
   const char *name;       /* for messages: "mutex", "read lock", ...      */
-  const char *mark;       /* tag of the release marks it writes/trusts:
-                             one per family of drivers sharing a queue    */
   const char *marker;     /* between prefix and sequence: "lock-", ...   */
   zkl__kind_t kind;       /* the kind of our own nodes                    */
   int exclusive;          /* a hold proves every lower node gone, so its
-                             release may leave the release mark          */
+                             release changes the node's data first      */
   /* Does a node of kind k take part in this recipe's queue? */
   int (*counts)(zkl__kind_t k);
   /* Can a counted node of kind k below ours ever block us?  A waiter
@@ -155,6 +142,13 @@ extern const zkl__driver_t zkl__driver_mutex;
 extern const zkl__driver_t zkl__driver_reader;
 extern const zkl__driver_t zkl__driver_writer;
 extern const zkl__driver_t zkl__driver_latch;
+
+/* Does a change of the data of a node of kind k mean that it left as an
+ * exclusive holder?  Only for the kinds zkl's exclusive drivers create
+ * (their release changes the node's data, then deletes it, in one multi);
+ * the peers never write their lock nodes' data, and zkl's readers release
+ * with a plain delete. */
+int zkl__kind_marks_release(zkl__kind_t k);
 
 /* ---- session internals (session.c) -------------------------------------- */
 
@@ -282,10 +276,9 @@ zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch);
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
                           struct String_vector *out);
-/* one multi: setData(root, mark) and delete(node), atomically */
-int zkl__zk_set_and_delete(zkl_session_t *s, int64_t deadline,
-                           const char *root, const char *mark, int mark_len,
-                           const char *node);
+/* A holder's release, one multi: setData(node, empty) and then
+ * delete(node), atomically; the node's watcher hears NodeDataChanged. */
+int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node);
 /* ZooKeeper's `sync`: afterwards this client's reads see everything the
  * leader had committed when it was sent, even on a lagging follower. */
 int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);
@@ -312,7 +305,7 @@ typedef struct zkl__contender {
                                    by the acquisition, 0 unknown          */
   int64_t dl;                   /* deadline of each request of the call
                                    in progress                            */
-  int no_mark;                  /* root refused the release mark          */
+  int no_mark;                  /* our node refused the release's write   */
   atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
 } zkl__contender_t;
@@ -329,7 +322,8 @@ void zkl__contender_fini(zkl__contender_t *c);
  * cancel_seen, or session loss.  On any failure no node is left. */
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
                          unsigned cancel_seen);
-/* Deletes our node (leaving the release mark for exclusive drivers).
+/* Deletes our node (for exclusive drivers, changing its data first in the
+ * same multi: see zkl__zk_release).
  * 0, or ZKL_ELOST if the session had already lost it. */
 int zkl__contend_release(zkl__contender_t *c);
 /* Wakes a blocked zkl__contend_acquire() so that it sees the cancel

@@ -70,6 +70,15 @@ char *it_4lw(const char *word);
 int it_watchers_of(const char *wchp, const char *path, int64_t except);
 /* The session that owns ephemeral node path (0 if none or gone). */
 int64_t it_owner_of(zkl_session_t *s, const char *path);
+/* A one-shot data watch of our own on node, through session s's handle
+ * (zoo_wget): it_heard() waits up to timeout_ms for its event and returns
+ * its type (ZOO_CHANGED_EVENT, ZOO_DELETED_EVENT, ...), or 0 if none came.
+ * The record must outlive the session's handle or the event. */
+typedef struct it_watch {
+  int type, count;
+} it_watch_t;
+void it_watch_node(zkl_session_t *s, const char *node, it_watch_t *w);
+int it_heard(it_watch_t *w, int timeout_ms);
 int64_t it_now_ms(void);
 void it_sleep_ms(int ms);
 /* Forces the session to expire on the server (the classic trick: a second

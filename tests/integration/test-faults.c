@@ -1,5 +1,6 @@
 /* tests/integration/test-faults.c - the queue stays correct when nodes
- * vanish, when a release mark is forged, and when the connection drops
+ * vanish, when someone changes a node's data, when the release cannot
+ * write our node, and when the connection drops
  * while a waiter gives up (server paused with SIGSTOP by the harness). */
 #include <inttypes.h>
 #include <pthread.h>
@@ -97,61 +98,162 @@ START_TEST(waiter_whose_node_is_deleted_requeues) {
 }
 END_TEST
 
-/* The lock root's data after a release holds the release mark; a forged
- * mark that claims more than any real release could is not trusted. */
-START_TEST(release_mark_written_and_forgery_ignored) {
-  char root[128], node[1024], data[128];
-  it_root(root, sizeof root, "mark");
-  zkl_session_t *sa = it_session(), *sb = it_session(), *sc = it_session();
-  zkl_mutex_t *ma, *mb, *mc;
-  ck_assert_int_eq(zkl_mutex_create(&ma, sa, root, NULL), 0);
-  ck_assert_int_eq(zkl_mutex_create(&mb, sb, root, NULL), 0);
-  ck_assert_int_eq(zkl_mutex_create(&mc, sc, root, NULL), 0);
-
+/* An exclusive holder's release changes its node's data and deletes it in
+ * one multi: the node's watcher hears NodeDataChanged (what tells a zkl
+ * waiter that its predecessor left as holder), and the node is gone.  The
+ * lock root's own data is the application's: zkl never writes it. */
+START_TEST(release_changes_then_deletes_and_leaves_the_root_alone) {
+  char root[128], node[1024], data[64];
+  it_root(root, sizeof root, "release");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zhandle_t *zb = zkl_session_zhandle(b);
+  zkl_mutex_t *ma = it_mutex(a, root);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
-  it_keep_root(sa, root); /* so the server does not reap it before we look */
-  uint64_t token;
-  zkl_mutex_token(ma, &token);
-  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  int len = sizeof data - 1;
-  zhandle_t *zh = zkl_session_zhandle(sa);
-  ck_assert_int_eq(zoo_get(zh, root, 0, data, &len, NULL), ZOK);
-  data[len] = '\0';
-  char want[128];
-  snprintf(want, sizeof want, "zkl-released:mutex:%" PRIu64, token);
-  ck_assert_str_eq(data, want);
-
-  /* a holds, b and c queue; a forged mark covers everybody */
-  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
-  volatile int inside = 1, overlaps = 0;
-  struct contender b = {mb, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
-  struct contender c = {mc, 20000, 10, &inside, &overlaps, -1, 0, 0, 0};
-  pthread_t tb, tc;
-  pthread_create(&tb, NULL, contender_main, &b);
-  ck_assert(it_wait_children(sa, root, 3, 5000)); /* keeper, a, b */
-  pthread_create(&tc, NULL, contender_main, &c);
-  ck_assert(it_wait_children(sa, root, 4, 5000)); /* and c */
-  const char *forged = "zkl-released:mutex:9000000000000000000";
-  ck_assert_int_eq(zoo_set(zh, root, forged, (int)strlen(forged), -1), ZOK);
-  /* b gives up: c wakes, still blocked by a, and reads the forged mark */
-  zkl_mutex_cancel(mb);
-  pthread_join(tb, NULL);
-  ck_assert_int_eq(b.rc, ZKL_ECANCELED);
-  it_sleep_ms(300);
-  /* c still waits behind a */
-  ck_assert_int_eq(__atomic_load_n(&c.rc, __ATOMIC_SEQ_CST), -1);
-  ck_assert_int_eq(zkl_mutex_node(ma, node, sizeof node), 0);
-  __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
-  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  pthread_join(tc, NULL);
-  ck_assert_int_eq(c.rc, 0);
-  ck_assert_int_eq(overlaps, 0);
+  it_keep_root(b, root); /* so the server does not reap it before we look */
+  static const char app[] = "the application's own data";
+  ck_assert_int_eq(zoo_set(zb, root, app, (int)sizeof app - 1, -1), ZOK);
+  for (int round = 0; round < 2; round++) {
+    if (round > 0) ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+    ck_assert_int_eq(zkl_mutex_node(ma, node, sizeof node), 0);
+    it_watch_t w;
+    it_watch_node(b, node, &w);
+    ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+    ck_assert_int_eq(it_heard(&w, 5000), ZOO_CHANGED_EVENT);
+    ck_assert_int_eq(zoo_exists(zb, node, 0, NULL), ZNONODE);
+    int len = sizeof data;
+    ck_assert_int_eq(zoo_get(zb, root, 0, data, &len, NULL), ZOK);
+    ck_assert_int_eq(len, (int)sizeof app - 1);
+    ck_assert(memcmp(data, app, sizeof app - 1) == 0);
+  }
   zkl_mutex_destroy(ma);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+struct writer {
+  zkl_rwlock_t *l;
+  int rc, unlock_rc;
+};
+
+static void *writer_main(void *arg) {
+  struct writer *w = arg;
+  int rc = zkl_rwlock_timedwrlock(w->l, 20000);
+  __atomic_store_n(&w->rc, rc, __ATOMIC_SEQ_CST);
+  if (rc == 0) w->unlock_rc = zkl_rwlock_unlock(w->l);
+  return NULL;
+}
+
+/* A change of the predecessor's data is taken for a release only from
+ * the kinds of node zkl's exclusive holders release that way: a kazoo
+ * lock node (a peer's) or a reader's node whose data someone changes
+ * keeps its waiter waiting, until the node really goes. */
+START_TEST(data_change_is_a_release_only_from_zkl_holders) {
+  char root[128], kazoo[512], reader[512];
+  it_root(root, sizeof root, "peerdata");
+  zkl_session_t *a = it_session(), *b = it_session();
+  zhandle_t *za = zkl_session_zhandle(a);
+
+  /* a kazoo Lock holder, written by hand in kazoo's node shape */
+  zkl_mutex_t *mb = it_mutex(b, root); /* creates the root */
+  ck_assert_int_eq(zkl_mutex_lock(mb), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  it_keep_root(a, root);
+  char want[256];
+  snprintf(want, sizeof want, "%s/0123456789abcdef__lock__", root);
+  ck_assert_int_eq(zoo_create(za, want, "kazoo", 5, &ZOO_OPEN_ACL_UNSAFE,
+                              ZOO_EPHEMERAL | ZOO_SEQUENCE, kazoo,
+                              sizeof kazoo),
+                   ZOK);
+  volatile int inside = 0, overlaps = 0;
+  struct contender c = {mb, 20000, 0, &inside, &overlaps, -1, 0, 0, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, contender_main, &c);
+  ck_assert(it_wait_children(a, root, 3, 5000)); /* keeper, kazoo, b */
+  it_sleep_ms(200);                               /* b is watching */
+  ck_assert_int_eq(zoo_set(za, kazoo, "changed", 7, -1), ZOK);
+  it_sleep_ms(300);
+  ck_assert_int_eq(__atomic_load_n(&c.rc, __ATOMIC_SEQ_CST), -1);
+  int64_t freed = it_now_ms();
+  ck_assert_int_eq(zoo_delete(za, kazoo, -1), ZOK);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(c.rc, 0);
+  ck_assert_int_ge(c.got_at, freed);
   zkl_mutex_destroy(mb);
-  zkl_mutex_destroy(mc);
-  zkl_session_close(sa);
-  zkl_session_close(sb);
-  zkl_session_close(sc);
+
+  /* a zkl reader holds, a zkl writer waits behind it */
+  char rw[160];
+  snprintf(rw, sizeof rw, "%s/rw", root);
+  zkl_rwlock_t *ra, *wb;
+  ck_assert_int_eq(zkl_rwlock_create(&ra, a, rw, NULL), 0);
+  ck_assert_int_eq(zkl_rwlock_create(&wb, b, rw, NULL), 0);
+  ck_assert_int_eq(zkl_rwlock_rdlock(ra), 0);
+  newest_child(a, rw, reader, sizeof reader);
+  struct writer w = {wb, -1, -1};
+  pthread_create(&t, NULL, writer_main, &w);
+  ck_assert(it_wait_children(a, rw, 2, 5000));
+  it_sleep_ms(200);
+  ck_assert_int_eq(zoo_set(za, reader, "changed", 7, -1), ZOK);
+  it_sleep_ms(300);
+  ck_assert_int_eq(__atomic_load_n(&w.rc, __ATOMIC_SEQ_CST), -1);
+  ck_assert_int_eq(zkl_rwlock_unlock(ra), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(w.rc, 0);
+  ck_assert_int_eq(w.unlock_rc, 0);
+  ck_assert_int_eq(it_children(a, rw, NULL), 0);
+  zkl_rwlock_destroy(ra);
+  zkl_rwlock_destroy(wb);
+  zkl_session_close(a);
+  zkl_session_close(b);
+}
+END_TEST
+
+/* Nodes whose ACL does not let their creator write them: the release
+ * cannot change the node's data, so it deletes plainly, and the waiters
+ * find their way by checking the nodes below one by one.  Still one
+ * holder at a time, in queue order, and no node left. */
+START_TEST(release_without_write_permission_still_hands_over) {
+  enum { WAITERS = 6 };
+  char root[128];
+  it_root(root, sizeof root, "nowrite");
+  struct ACL no_write = {ZOO_PERM_READ | ZOO_PERM_CREATE | ZOO_PERM_DELETE,
+                         {"world", "anyone"}};
+  struct ACL_vector acl = {1, &no_write};
+  zkl_session_opts_t o;
+  zkl_session_opts_init(&o);
+  o.acl = ZKL_ACL_CUSTOM;
+  o.custom_acl = &acl;
+  zkl_session_t *s[WAITERS + 1];
+  zkl_mutex_t *m[WAITERS + 1];
+  for (int i = 0; i <= WAITERS; i++) {
+    s[i] = NULL;
+    ck_assert_int_eq(zkl_session_open(&s[i], it_hosts(), &o), 0);
+    m[i] = it_mutex(s[i], root);
+  }
+  ck_assert_int_eq(zkl_mutex_lock(m[0]), 0);
+  volatile int inside = 1, overlaps = 0;
+  struct contender c[WAITERS];
+  pthread_t t[WAITERS];
+  for (int i = 0; i < WAITERS; i++) { /* queued one after the other */
+    c[i] = (struct contender){m[i + 1], 20000, 20, &inside, &overlaps,
+                              -1, 0, 0, 0};
+    pthread_create(&t[i], NULL, contender_main, &c[i]);
+    ck_assert(it_wait_children(s[0], root, 2 + i, 5000));
+  }
+  it_sleep_ms(200);
+  __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+  ck_assert_int_eq(zkl_mutex_unlock(m[0]), 0);
+  for (int i = 0; i < WAITERS; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(c[i].rc, 0);
+    if (i > 0) ck_assert_int_ge(c[i].got_at, c[i - 1].released_at);
+  }
+  ck_assert_int_eq(overlaps, 0);
+  ck_assert_int_eq(it_children(s[0], root, NULL), 0);
+  for (int i = 0; i <= WAITERS; i++) {
+    zkl_mutex_destroy(m[i]);
+    zkl_session_close(s[i]);
+  }
 }
 END_TEST
 
@@ -453,7 +555,9 @@ Suite *faults_suite(void) {
   Suite *su = suite_create("faults");
   TCase *tc = it_tcase("nodes");
   tcase_add_test(tc, waiter_whose_node_is_deleted_requeues);
-  tcase_add_test(tc, release_mark_written_and_forgery_ignored);
+  tcase_add_test(tc, release_changes_then_deletes_and_leaves_the_root_alone);
+  tcase_add_test(tc, data_change_is_a_release_only_from_zkl_holders);
+  tcase_add_test(tc, release_without_write_permission_still_hands_over);
   suite_add_tcase(su, tc);
   tc = it_tcase("connection");
   tcase_add_test(tc, timeout_while_disconnected_leaves_no_node);

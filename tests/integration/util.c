@@ -128,6 +128,33 @@ int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms) {
   return v;
 }
 
+static void watch_heard(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx) {
+  (void)zh, (void)state, (void)path;
+  it_watch_t *w = ctx;
+  if (type == ZOO_SESSION_EVENT) return;
+  __atomic_store_n(&w->type, type, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&w->count, 1, __ATOMIC_SEQ_CST);
+}
+
+void it_watch_node(zkl_session_t *s, const char *node, it_watch_t *w) {
+  w->type = w->count = 0;
+  char buf[64];
+  int len = sizeof buf;
+  int rc = zoo_wget(zkl_session_zhandle(s), node, watch_heard, w, buf, &len,
+                    NULL);
+  ck_assert_msg(rc == ZOK, "watch %s: %s", node, zerror(rc));
+}
+
+static int watch_fired(void *arg) {
+  return __atomic_load_n(&((it_watch_t *)arg)->count, __ATOMIC_SEQ_CST) > 0;
+}
+
+int it_heard(it_watch_t *w, int timeout_ms) {
+  if (!it_wait_until(watch_fired, w, timeout_ms)) return 0;
+  return __atomic_load_n(&w->type, __ATOMIC_SEQ_CST);
+}
+
 /* One server's answer to a four-letter word, appended to *out. */
 static void ask_one(const char *hostport, const char *word, char **out,
                     size_t *len, size_t *cap) {

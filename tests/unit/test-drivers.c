@@ -12,7 +12,7 @@
 #define KR(seq) {"k__rlock__" #seq, seq, ZKL__KIND_KAZOO_RLOCK}
 #define KW(seq) {"k__lock__" #seq, seq, ZKL__KIND_KAZOO_LOCK}
 
-START_TEST(rw_drivers_share_one_queue_and_mark) {
+START_TEST(rw_drivers_share_one_queue) {
   const zkl__driver_t *r = &zkl__driver_reader, *w = &zkl__driver_writer;
   ck_assert_str_eq(r->marker, "__READ__");
   ck_assert_str_eq(w->marker, "__WRIT__");
@@ -20,8 +20,6 @@ START_TEST(rw_drivers_share_one_queue_and_mark) {
   ck_assert_int_eq(w->kind, ZKL__KIND_WRITE);
   ck_assert_int_eq(r->exclusive, 0); /* a reader's release proves nothing */
   ck_assert_int_ne(w->exclusive, 0);
-  ck_assert_str_eq(r->mark, w->mark); /* one mark for the whole queue */
-  ck_assert_str_ne(r->mark, zkl__driver_mutex.mark);
   static const zkl__kind_t counted[] = {ZKL__KIND_READ, ZKL__KIND_WRITE,
                                         ZKL__KIND_KAZOO_RLOCK,
                                         ZKL__KIND_KAZOO_LOCK};
@@ -32,6 +30,26 @@ START_TEST(rw_drivers_share_one_queue_and_mark) {
   ck_assert_int_eq(r->counts(ZKL__KIND_LOCK), 0);
   ck_assert_int_eq(r->counts(ZKL__KIND_LATCH), 0);
   ck_assert_int_eq(r->counts(ZKL__KIND_NONE), 0);
+}
+END_TEST
+
+/* A waiter takes a change of its predecessor's data for "it left as
+ * holder" only from the kinds zkl's exclusive drivers create (their
+ * release writes the node, then deletes it): never from a reader, a
+ * peer's node (kazoo's, which zkl never creates) or an unknown name. */
+START_TEST(only_exclusive_kinds_mark_a_release) {
+  const zkl__driver_t *all[] = {&zkl__driver_mutex, &zkl__driver_reader,
+                                &zkl__driver_writer, &zkl__driver_latch};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    ck_assert_int_eq(zkl__kind_marks_release(all[i]->kind),
+                     all[i]->exclusive);
+  ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_LOCK), 0);
+  ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_WRITE), 0);
+  ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_LATCH), 0);
+  ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_READ), 0);
+  ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_LOCK), 0);
+  ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_RLOCK), 0);
+  ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_NONE), 0);
 }
 END_TEST
 
@@ -149,7 +167,8 @@ END_TEST
 Suite *drivers_suite(void) {
   Suite *s = suite_create("drivers");
   TCase *tc = tcase_create("rwlock");
-  tcase_add_test(tc, rw_drivers_share_one_queue_and_mark);
+  tcase_add_test(tc, rw_drivers_share_one_queue);
+  tcase_add_test(tc, only_exclusive_kinds_mark_a_release);
   tcase_add_test(tc, reader_waits_for_nearest_writer_only);
   tcase_add_test(tc, writer_waits_for_everyone_ahead);
   tcase_add_test(tc, kept_nodes_decide_like_all_nodes);

@@ -1,6 +1,6 @@
 /* tests/unit/test-names.c - contender node names (lib/names.c): parsing
  * every peer's shape, ordering by ZooKeeper's wrapping counter, our own
- * "_c_<uuid>-" prefix, and the release mark kept in a lock root's data. */
+ * "_c_<uuid>-" prefix, */
 #include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -337,113 +337,6 @@ START_TEST(name_is_mine) {
 }
 END_TEST
 
-/* ---- the release mark ------------------------------------------------------------ */
-
-static const int64_t mark_values[] = {
-    0, 1, 12345, INT64_C(0x100000001), INT64_C(0x7fffffff00000000),
-    INT64_C(922337203685477579), INT64_MAX - 8, INT64_MAX,
-};
-
-START_TEST(mark_round_trip) {
-  int64_t v = mark_values[_i], got = -1;
-  char buf[96];
-  int n = zkl__mark_format(buf, sizeof buf, "mutex", v);
-  ck_assert_int_gt(n, 0);
-  ck_assert_uint_eq((size_t)n, strlen(buf));
-  int rc = zkl__mark_parse(buf, n, "mutex", &got);
-  ck_assert_msg(rc == 0, "parse(\"%s\") returned %d", buf, rc);
-  ck_assert_msg(got == v, "parse(\"%s\") gave %" PRId64 ", want %" PRId64, buf,
-                got, v);
-}
-END_TEST
-
-START_TEST(mark_format_text) {
-  char buf[96];
-  int n = zkl__mark_format(buf, sizeof buf, "mutex", 4294967297);
-  ck_assert_str_eq(buf, "zkl-released:mutex:4294967297");
-  ck_assert_int_eq(n, (int)strlen("zkl-released:mutex:4294967297"));
-  /* Too small for text and NUL: refused, never truncated silently. */
-  char small[sizeof "zkl-released:mutex:5"];
-  ck_assert_int_eq(zkl__mark_format(small, sizeof small - 1, "mutex", 5),
-                   ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_format(small, sizeof small, "mutex", 5),
-                   (int)sizeof small - 1);
-  ck_assert_str_eq(small, "zkl-released:mutex:5");
-  ck_assert_int_eq(zkl__mark_format(NULL, 0, "mutex", 5), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_format(buf, sizeof buf, NULL, 5), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_format(buf, sizeof buf, "a:b", 5), ZKL_EINVAL);
-}
-END_TEST
-
-/* A mark is only trusted by the recipe that left it. */
-START_TEST(mark_of_another_recipe_is_refused) {
-  int64_t got = -1;
-  ck_assert_int_eq(zkl__mark_parse("zkl-released:rwlock:5", 21, "mutex", &got),
-                   ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse("zkl-released:mutexx:5", 21, "mutex", &got),
-                   ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse("zkl-released:mute:5", 19, "mutex", &got),
-                   ZKL_EINVAL);
-  ck_assert_int_eq(got, -1);
-}
-END_TEST
-
-START_TEST(mark_parse_uses_len) {
-  /* Node data is not NUL-terminated: only len bytes count. */
-  int64_t got = -1;
-  const char *d = "zkl-released:mutex:123trailing";
-  ck_assert_int_eq(zkl__mark_parse(d, 22, "mutex", &got), 0);
-  ck_assert_int_eq(got, 123);
-  ck_assert_int_eq(zkl__mark_parse(d, 23, "mutex", &got), ZKL_EINVAL);
-}
-END_TEST
-
-static const char *const bad_marks[] = {
-    "",
-    "zkl-released:mutex:",
-    "zkl-released:mutex",
-    "zkl-released:",
-    "zkl-released:5",
-    "zkl-release:mutex:5",
-    "ZKL-released:mutex:5",
-    "released:mutex:5",
-    "kazoo:5",
-    "zkl-released:mutex:12a4",
-    "zkl-released:mutex: 5",
-    "zkl-released:mutex:+5",
-    "zkl-released:mutex:-1",
-    "zkl-released:mutex:5\n",
-    "zkl-released:mutex:0x10",
-    "zkl-released:mutex:9223372036854775808",  /* INT64_MAX + 1 */
-    "zkl-released:mutex:18446744073709551616",
-    "zkl-released:mutex:99999999999999999999",
-    "zkl-released:mutex:99999999999999999999999999999",
-    "garbage that is clearly not a mark at all",
-};
-
-START_TEST(mark_parse_rejects) {
-  const char *s = bad_marks[_i];
-  int64_t got = 0;
-  int rc = zkl__mark_parse(s, (int)strlen(s), "mutex", &got);
-  ck_assert_msg(rc == ZKL_EINVAL, "parse(\"%s\") returned %d, want %d", s, rc,
-                ZKL_EINVAL);
-}
-END_TEST
-
-START_TEST(mark_parse_bad_args) {
-  int64_t got = 0;
-  const char *d = "zkl-released:mutex:5";
-  ck_assert_int_eq(zkl__mark_parse(NULL, 20, "mutex", &got), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, 20, NULL, &got), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, 20, "mutex", NULL), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, -1, "mutex", &got), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, INT_MIN, "mutex", &got), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, 0, "mutex", &got), ZKL_EINVAL);
-  ck_assert_int_eq(zkl__mark_parse(d, 20, "mutex", &got), 0);
-  ck_assert_int_eq(got, 5);
-}
-END_TEST
-
 /* ---- the suite ------------------------------------------------------------------- */
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -478,11 +371,5 @@ Suite *names_suite(void) {
   tcase_add_test(tc, prefix_differs);
   tcase_add_test(tcase(s, "name_is_mine"), name_is_mine);
   tc = tcase(s, "mark");
-  tcase_add_loop_test(tc, mark_round_trip, 0, COUNT(mark_values));
-  tcase_add_test(tc, mark_format_text);
-  tcase_add_test(tc, mark_of_another_recipe_is_refused);
-  tcase_add_test(tc, mark_parse_uses_len);
-  tcase_add_loop_test(tc, mark_parse_rejects, 0, COUNT(bad_marks));
-  tcase_add_test(tc, mark_parse_bad_args);
   return s;
 }
