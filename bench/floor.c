@@ -142,11 +142,10 @@ int floor_cycle_mark(zhandle_t *zh, const char *root) {
   zrc = zoo_get_children(zh, root, 0, &kids);
   if (zrc == ZOK && !lowest_of(&kids, node)) zrc = ZSYSTEMERROR;
   deallocate_String_vector(&kids);
-  /* a mark of zkl's size: "zkl-released:mutex:<czxid>" */
-  static const char mark[] = "zkl-released:mutex:4294967296";
+  /* zkl's release: the node's data changed, then the node deleted */
   zoo_op_t ops[2];
   zoo_op_result_t res[2];
-  zoo_set_op_init(&ops[0], root, mark, (int)sizeof mark - 1, -1, NULL);
+  zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
   zoo_delete_op_init(&ops[1], node, -1);
   int drc = zoo_multi(zh, 2, ops, res);
   return zrc != ZOK ? zrc : drc;

@@ -3,10 +3,10 @@
  * S1: an uncontended lock/unlock cycle, zkl against create + getChildren +
  *     delete by hand (each after the other's answer), against the same
  *     with create and getChildren sent back to back (floor-pipe), and with
- *     the delete made a multi that also writes a release mark as zkl's
- *     unlock does (floor-mark: what the mark costs).  The variants take
- *     turns in blocks, so that a machine shared with other jobs slows them
- *     alike.
+ *     the delete made a multi that first changes the node's data as zkl's
+ *     unlock does (floor-mark: what telling the release costs).  The
+ *     variants take turns in blocks, so that a machine shared with other
+ *     jobs slows them alike.
  * S2: trylock on a lock another session holds: its latency against one
  *     raw getChildren, and what the server saw: requests, writes, the zxid
  *     and the lock root's cversion, which must not move. */
