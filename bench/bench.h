@@ -180,9 +180,9 @@ int floor_lock_release(floor_lock_t *l);
 /* One uncontended cycle: create, getChildren, delete, each after the
  * other's answer.  0 or a ZooKeeper code. */
 int floor_cycle_seq(zhandle_t *zh, const char *root);
-/* The sequential cycle releasing as zkl does: one multi that deletes the
- * node and writes a release mark of zkl's size into the root's data (to
- * tell the cost of the mark from the rest). */
+/* The sequential cycle releasing as zkl does: one multi that changes the
+ * node's data, then deletes it (to tell what telling the release costs
+ * from the rest). */
 int floor_cycle_mark(zhandle_t *zh, const char *root);
 /* The same with create and getChildren sent back to back (the server
  * answers a session in order, so the listing already holds the node). */

@@ -535,7 +535,8 @@ static void holder_hands_over(zkl_mutex_t *holder, pthread_t t,
 }
 
 /* A waiter whose predecessor gives up re-watches the next one down, and
- * is still served in order (the walk, not the release mark). */
+ * is still served in order (a give-up is a plain delete: the waiter walks
+ * down to the holder). */
 START_TEST(waiter_behind_abandoning_waiter) {
   char root[128];
   it_root(root, sizeof root, "abandon");
