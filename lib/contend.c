@@ -5,10 +5,10 @@
  * the recipe's driver "granted, or which lower node do I watch?" until
  * granted, the deadline, a cancel or the loss of the session.  A woken waiter
  * never lists the children again: it checks the lower nodes it already knows
- * (none can appear below it later).  An exclusive holder releases with one
- * multi that changes its node's data and then deletes it, so its watcher
- * hears NodeDataChanged, not NodeDeleted: "left as holder", which proves
- * every lower node gone.  A wake-up thus costs O(1) server work however
+ * (none can appear below it later).  A mutex or write-lock holder releases
+ * with one multi that changes its node's data and then deletes it, so its
+ * watcher hears NodeDataChanged, not NodeDeleted: "left as holder", which
+ * proves every lower node gone.  A wake-up thus costs O(1) server work however
  * long the queue, and no request at all after a holder's release.  Every
  * exit path that did not grant deletes our node and removes our watch.
  */
@@ -34,7 +34,7 @@
 /* What became of a watched node (watch_and_wait's *left). */
 #define STILL_THERE 0 /* or not known: look again                       */
 #define GONE 1        /* deleted: a give-up, a lost session, a janitor   */
-#define RELEASED 2    /* its data changed: it left as an exclusive holder */
+#define RELEASED 2    /* its data changed: it left as a holder       */
 
 static int retryable(int zrc) {
   return zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT;
@@ -662,7 +662,7 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
       rc = VANISHED;
       break;
     }
-    /* A data change is a release only from a kind of node zkl's exclusive
+    /* A data change is a release only from a kind of node whose zkl
      * holders leave that way; from any other it means nothing. */
     if (left == RELEASED && !zkl__kind_marks_release(q->lower[idx].kind))
       left = STILL_THERE;
@@ -818,7 +818,7 @@ int zkl__contend_release_nowait(zkl__contender_t *c) {
     return ZKL_ESUSPENDED;
   }
   c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
-  return delete_node(c, c->drv->exclusive, ZKL__TRY);
+  return delete_node(c, c->drv->tells_release, ZKL__TRY);
 }
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
@@ -913,5 +913,5 @@ int zkl__contend_release(zkl__contender_t *c) {
     return zkl__fail(ZKL_ELOST, "session lost while holding %s", c->root);
   }
   c->dl = cleanup_deadline(c);
-  return delete_node(c, c->drv->exclusive, c->dl);
+  return delete_node(c, c->drv->tells_release, c->dl);
 }

@@ -20,7 +20,7 @@ const zkl__driver_t zkl__driver_mutex = {
     .name = "mutex",
     .marker = "lock-",
     .kind = ZKL__KIND_LOCK,
-    .exclusive = 1,
+    .tells_release = 1,
     .counts = mutex_counts,
     .blocks = mutex_counts,
     .blocker = exclusive_blocker,
@@ -51,7 +51,7 @@ const zkl__driver_t zkl__driver_reader = {
     .name = "read lock",
     .marker = "__READ__",
     .kind = ZKL__KIND_READ,
-    .exclusive = 0,
+    .tells_release = 0, /* a reader's hold proves nothing of the others */
     .counts = rw_counts,
     .blocks = is_writer,
     .blocker = reader_blocker,
@@ -63,7 +63,7 @@ const zkl__driver_t zkl__driver_writer = {
     .name = "write lock",
     .marker = "__WRIT__",
     .kind = ZKL__KIND_WRITE,
-    .exclusive = 1,
+    .tells_release = 1,
     .counts = rw_counts,
     .blocks = rw_counts,
     .blocker = exclusive_blocker,
@@ -77,20 +77,23 @@ const zkl__driver_t zkl__driver_latch = {
     .name = "election",
     .marker = "latch-",
     .kind = ZKL__KIND_LATCH,
-    .exclusive = 1,
+    /* Curator's LeaderLatch behind us wakes only on NodeDeleted: a plain
+     * delete (a handoff of leadership is rare; the one behind a resigning
+     * leader mostly has nothing else below it to check) */
+    .tells_release = 0,
     .counts = latch_counts,
     .blocks = latch_counts,
     .blocker = exclusive_blocker,
 };
 
-/* Every driver's own kind belongs to it alone: a node of an exclusive
- * driver's kind was created by that driver (or a peer of the same shape,
- * which never writes it). */
+/* Every driver's own kind belongs to it alone: a node of such a kind was
+ * created by that driver (or by a peer of the same shape, which never
+ * writes it). */
 int zkl__kind_marks_release(zkl__kind_t k) {
   static const zkl__driver_t *const all[] = {
       &zkl__driver_mutex, &zkl__driver_reader, &zkl__driver_writer,
       &zkl__driver_latch};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (all[i]->kind == k) return all[i]->exclusive;
+    if (all[i]->kind == k) return all[i]->tells_release;
   return 0;
 }

@@ -1,7 +1,5 @@
 /* lib/names.c - contender node names: parsing, ordering and our own
  * prefix. */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>

@@ -126,8 +126,9 @@ typedef struct zkl__driver {
   const char *name;       /* for messages: "mutex", "read lock", ...      */
   const char *marker;     /* between prefix and sequence: "lock-", ...   */
   zkl__kind_t kind;       /* the kind of our own nodes                    */
-  int exclusive;          /* a hold proves every lower node gone, so its
-                             release changes the node's data first      */
+  int tells_release;      /* a hold proves every lower node gone, and its
+                             release says so: it changes the node's data
+                             before deleting it (see contend.c)          */
   /* Does a node of kind k take part in this recipe's queue? */
   int (*counts)(zkl__kind_t k);
   /* Can a counted node of kind k below ours ever block us?  A waiter
@@ -143,11 +144,11 @@ extern const zkl__driver_t zkl__driver_reader;
 extern const zkl__driver_t zkl__driver_writer;
 extern const zkl__driver_t zkl__driver_latch;
 
-/* Does a change of the data of a node of kind k mean that it left as an
- * exclusive holder?  Only for the kinds zkl's exclusive drivers create
- * (their release changes the node's data, then deletes it, in one multi);
- * the peers never write their lock nodes' data, and zkl's readers release
- * with a plain delete. */
+/* Does a change of the data of a node of kind k mean that it left as a
+ * holder whose hold proved every lower node gone?  Only for the kinds of
+ * the drivers that release that way (tells_release); the peers never
+ * write their lock nodes' data, and zkl's readers and election candidates
+ * release with a plain delete. */
 int zkl__kind_marks_release(zkl__kind_t k);
 
 /* ---- session internals (session.c) -------------------------------------- */
@@ -322,7 +323,8 @@ void zkl__contender_fini(zkl__contender_t *c);
  * cancel_seen, or session loss.  On any failure no node is left. */
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
                          unsigned cancel_seen);
-/* Deletes our node (for exclusive drivers, changing its data first in the
+/* Deletes our node (for drivers that tell their release, changing its data
+ * first in the
  * same multi: see zkl__zk_release).
  * 0, or ZKL_ELOST if the session had already lost it. */
 int zkl__contend_release(zkl__contender_t *c);

@@ -146,7 +146,14 @@ START_TEST(single_candidate_leads_with_token_and_id) {
   ck_assert_int_eq(zkl_election_token(e, &token), 0);
   ck_assert(token == (uint64_t)st.czxid);
 
+  /* a resigning leader deletes its node plainly: a Curator LeaderLatch
+   * candidate behind it wakes only on NodeDeleted */
+  zkl_session_t *o = it_session();
+  it_watch_t heard;
+  it_watch_node(o, node, &heard);
   ck_assert_int_eq(zkl_election_resign(e), 0);
+  ck_assert_int_eq(it_heard(&heard, 5000), ZOO_DELETED_EVENT);
+  zkl_session_close(o);
   struct log_arg la = {&log, 2};
   ck_assert(it_wait_until(log_has, &la, 5000));
   ck_assert_int_eq(zkl_election_is_leader(e), 0);

@@ -131,6 +131,25 @@ START_TEST(release_changes_then_deletes_and_leaves_the_root_alone) {
 }
 END_TEST
 
+/* Whether some session watches `path` (the server's own list). */
+static int path_watched(void *path) {
+  char *wchp = it_4lw("wchp");
+  int n = it_watchers_of(wchp, path, 0);
+  free(wchp);
+  return n > 0;
+}
+
+/* Someone changes the data of `node`, which a waiter watches and which
+ * does not tell releases: the waiter hears it, looks again and watches the
+ * node again, still waiting (*rc stays -1). */
+static void change_watched_node(zhandle_t *zh, char *node, int *rc) {
+  ck_assert(it_wait_until(path_watched, node, 5000));
+  ck_assert_int_eq(zoo_set(zh, node, "changed", 7, -1), ZOK);
+  ck_assert(it_wait_until(path_watched, node, 5000));
+  it_sleep_ms(100);
+  ck_assert_int_eq(__atomic_load_n(rc, __ATOMIC_SEQ_CST), -1);
+}
+
 struct writer {
   zkl_rwlock_t *l;
   int rc, unlock_rc;
@@ -155,10 +174,10 @@ START_TEST(data_change_is_a_release_only_from_zkl_holders) {
   zhandle_t *za = zkl_session_zhandle(a);
 
   /* a kazoo Lock holder, written by hand in kazoo's node shape */
-  zkl_mutex_t *mb = it_mutex(b, root); /* creates the root */
-  ck_assert_int_eq(zkl_mutex_lock(mb), 0);
+  zkl_mutex_t *mb = it_mutex(b, root);
+  ck_assert_int_eq(zkl_mutex_lock(mb), 0); /* creates the root */
+  it_keep_root(a, root); /* before the server may reap it */
   ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
-  it_keep_root(a, root);
   char want[256];
   snprintf(want, sizeof want, "%s/0123456789abcdef__lock__", root);
   ck_assert_int_eq(zoo_create(za, want, "kazoo", 5, &ZOO_OPEN_ACL_UNSAFE,
@@ -169,11 +188,7 @@ START_TEST(data_change_is_a_release_only_from_zkl_holders) {
   struct contender c = {mb, 20000, 0, &inside, &overlaps, -1, 0, 0, 0};
   pthread_t t;
   pthread_create(&t, NULL, contender_main, &c);
-  ck_assert(it_wait_children(a, root, 3, 5000)); /* keeper, kazoo, b */
-  it_sleep_ms(200);                               /* b is watching */
-  ck_assert_int_eq(zoo_set(za, kazoo, "changed", 7, -1), ZOK);
-  it_sleep_ms(300);
-  ck_assert_int_eq(__atomic_load_n(&c.rc, __ATOMIC_SEQ_CST), -1);
+  change_watched_node(za, kazoo, &c.rc);
   int64_t freed = it_now_ms();
   ck_assert_int_eq(zoo_delete(za, kazoo, -1), ZOK);
   pthread_join(t, NULL);
@@ -191,11 +206,7 @@ START_TEST(data_change_is_a_release_only_from_zkl_holders) {
   newest_child(a, rw, reader, sizeof reader);
   struct writer w = {wb, -1, -1};
   pthread_create(&t, NULL, writer_main, &w);
-  ck_assert(it_wait_children(a, rw, 2, 5000));
-  it_sleep_ms(200);
-  ck_assert_int_eq(zoo_set(za, reader, "changed", 7, -1), ZOK);
-  it_sleep_ms(300);
-  ck_assert_int_eq(__atomic_load_n(&w.rc, __ATOMIC_SEQ_CST), -1);
+  change_watched_node(za, reader, &w.rc);
   ck_assert_int_eq(zkl_rwlock_unlock(ra), 0);
   pthread_join(t, NULL);
   ck_assert_int_eq(w.rc, 0);
@@ -240,9 +251,16 @@ START_TEST(release_without_write_permission_still_hands_over) {
     pthread_create(&t[i], NULL, contender_main, &c[i]);
     ck_assert(it_wait_children(s[0], root, 2 + i, 5000));
   }
-  it_sleep_ms(200);
+  /* the holder cannot write its node: its release is a plain delete */
+  char node[512];
+  ck_assert_int_eq(zkl_mutex_node(m[0], node, sizeof node), 0);
+  ck_assert_int_eq(zoo_set(zkl_session_zhandle(s[0]), node, "x", 1, -1),
+                   ZNOAUTH);
+  it_watch_t heard;
+  it_watch_node(s[WAITERS], node, &heard);
   __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
   ck_assert_int_eq(zkl_mutex_unlock(m[0]), 0);
+  ck_assert_int_eq(it_heard(&heard, 5000), ZOO_DELETED_EVENT);
   for (int i = 0; i < WAITERS; i++) {
     pthread_join(t[i], NULL);
     ck_assert_int_eq(c[i].rc, 0);

@@ -4,7 +4,7 @@
 
 #include <check.h>
 
-Suite *names_suite(void);  /* test-names.c: contender names, order, marks  */
+Suite *names_suite(void);  /* test-names.c: contender names, order, prefix */
 Suite *path_suite(void);   /* test-path.c: which paths may be lock roots    */
 Suite *errors_suite(void); /* test-errors.c: codes, texts, names, version   */
 Suite *args_suite(void);   /* test-args.c: argument checks, driver, time    */

@@ -190,7 +190,7 @@ START_TEST(driver_mutex_fields) {
   ck_assert_str_eq(d->name, "mutex");
   ck_assert_str_eq(d->marker, "lock-");
   ck_assert_int_eq(d->kind, ZKL__KIND_LOCK);
-  ck_assert_int_ne(d->exclusive, 0);
+  ck_assert_int_ne(d->tells_release, 0);
   ck_assert_ptr_nonnull(d->counts);
   ck_assert_ptr_nonnull(d->blocker);
 }

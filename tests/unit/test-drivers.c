@@ -18,8 +18,8 @@ START_TEST(rw_drivers_share_one_queue) {
   ck_assert_str_eq(w->marker, "__WRIT__");
   ck_assert_int_eq(r->kind, ZKL__KIND_READ);
   ck_assert_int_eq(w->kind, ZKL__KIND_WRITE);
-  ck_assert_int_eq(r->exclusive, 0); /* a reader's release proves nothing */
-  ck_assert_int_ne(w->exclusive, 0);
+  ck_assert_int_eq(r->tells_release, 0); /* a reader's hold proves nothing */
+  ck_assert_int_ne(w->tells_release, 0);
   static const zkl__kind_t counted[] = {ZKL__KIND_READ, ZKL__KIND_WRITE,
                                         ZKL__KIND_KAZOO_RLOCK,
                                         ZKL__KIND_KAZOO_LOCK};
@@ -34,18 +34,19 @@ START_TEST(rw_drivers_share_one_queue) {
 END_TEST
 
 /* A waiter takes a change of its predecessor's data for "it left as
- * holder" only from the kinds zkl's exclusive drivers create (their
- * release writes the node, then deletes it): never from a reader, a
- * peer's node (kazoo's, which zkl never creates) or an unknown name. */
-START_TEST(only_exclusive_kinds_mark_a_release) {
-  const zkl__driver_t *all[] = {&zkl__driver_mutex, &zkl__driver_reader,
-                                &zkl__driver_writer, &zkl__driver_latch};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    ck_assert_int_eq(zkl__kind_marks_release(all[i]->kind),
-                     all[i]->exclusive);
+ * holder, nothing is below it" only from the kinds whose zkl holders
+ * release that way (the mutex's and the writer's): never from a reader,
+ * an election candidate (Curator's LeaderLatch behind it wakes only on
+ * NodeDeleted, so zkl's latch release is a plain delete), a peer's kazoo
+ * node (zkl never creates one) or an unknown name. */
+START_TEST(only_mutex_and_writer_kinds_tell_a_release) {
+  ck_assert_int_ne(zkl__driver_mutex.tells_release, 0);
+  ck_assert_int_ne(zkl__driver_writer.tells_release, 0);
+  ck_assert_int_eq(zkl__driver_reader.tells_release, 0);
+  ck_assert_int_eq(zkl__driver_latch.tells_release, 0);
   ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_LOCK), 0);
   ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_WRITE), 0);
-  ck_assert_int_ne(zkl__kind_marks_release(ZKL__KIND_LATCH), 0);
+  ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_LATCH), 0);
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_READ), 0);
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_LOCK), 0);
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_RLOCK), 0);
@@ -168,7 +169,7 @@ Suite *drivers_suite(void) {
   Suite *s = suite_create("drivers");
   TCase *tc = tcase_create("rwlock");
   tcase_add_test(tc, rw_drivers_share_one_queue);
-  tcase_add_test(tc, only_exclusive_kinds_mark_a_release);
+  tcase_add_test(tc, only_mutex_and_writer_kinds_tell_a_release);
   tcase_add_test(tc, reader_waits_for_nearest_writer_only);
   tcase_add_test(tc, writer_waits_for_everyone_ahead);
   tcase_add_test(tc, kept_nodes_decide_like_all_nodes);

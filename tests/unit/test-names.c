@@ -1,6 +1,6 @@
 /* tests/unit/test-names.c - contender node names (lib/names.c): parsing
- * every peer's shape, ordering by ZooKeeper's wrapping counter, our own
- * "_c_<uuid>-" prefix, */
+ * every peer's shape, ordering by ZooKeeper's wrapping counter, and our
+ * own "_c_<uuid>-" prefix. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -370,6 +370,5 @@ Suite *names_suite(void) {
   tcase_add_test(tc, prefix_format);
   tcase_add_test(tc, prefix_differs);
   tcase_add_test(tcase(s, "name_is_mine"), name_is_mine);
-  tc = tcase(s, "mark");
   return s;
 }
