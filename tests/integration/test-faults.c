@@ -98,7 +98,7 @@ START_TEST(waiter_whose_node_is_deleted_requeues) {
 }
 END_TEST
 
-/* An exclusive holder's release changes its node's data and deletes it in
+/* A mutex holder's release changes its node's data and deletes it in
  * one multi: the node's watcher hears NodeDataChanged (what tells a zkl
  * waiter that its predecessor left as holder), and the node is gone.  The
  * lock root's own data is the application's: zkl never writes it. */
@@ -164,7 +164,7 @@ static void *writer_main(void *arg) {
 }
 
 /* A change of the predecessor's data is taken for a release only from
- * the kinds of node zkl's exclusive holders release that way: a kazoo
+ * the kinds of node whose zkl holders release that way (mutex, writer): a kazoo
  * lock node (a peer's) or a reader's node whose data someone changes
  * keeps its waiter waiting, until the node really goes. */
 START_TEST(data_change_is_a_release_only_from_zkl_holders) {
