@@ -164,9 +164,9 @@ static void *writer_main(void *arg) {
 }
 
 /* A change of the predecessor's data is taken for a release only from
- * the kinds of node whose zkl holders release that way (mutex, writer): a kazoo
- * lock node (a peer's) or a reader's node whose data someone changes
- * keeps its waiter waiting, until the node really goes. */
+ * the kinds of node whose zkl holders release that way (mutex, writer):
+ * a kazoo lock node (a peer's) or a reader's node whose data someone
+ * changes keeps its waiter waiting, until the node really goes. */
 START_TEST(data_change_is_a_release_only_from_zkl_holders) {
   char root[128], kazoo[512], reader[512];
   it_root(root, sizeof root, "peerdata");
