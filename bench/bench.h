@@ -120,6 +120,7 @@ typedef struct srv_counters {
   double response_bytes;   /* reply bytes (notifications not counted)    */
   double reads, writes;    /* requests by kind (read/update latency cnt) */
   double watches;          /* watches set now                            */
+  double fsyncs;           /* log fsyncs (0 with forceSync=no)           */
   int64_t zxid;            /* last zxid (srvr), -1 if unknown            */
 } srv_counters_t;
 

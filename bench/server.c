@@ -95,6 +95,8 @@ int srv_sample(const char *hosts, srv_counters_t *out) {
   out->reads = mntr_value(m, "zk_cnt_readlatency");
   out->writes = mntr_value(m, "zk_cnt_updatelatency");
   out->watches = mntr_value(m, "zk_watch_count");
+  out->fsyncs = mntr_value(m, "zk_cnt_fsynctime");
+  if (isnan(out->fsyncs)) out->fsyncs = 0;
   free(m);
   char *s = four_letters(hosts, "srvr");
   if (s != NULL) {
@@ -114,6 +116,7 @@ static void raw_delta(const srv_counters_t *a, const srv_counters_t *b,
   d->reads = b->reads - a->reads;
   d->writes = b->writes - a->writes;
   d->watches = b->watches - a->watches;
+  d->fsyncs = b->fsyncs - a->fsyncs;
   d->zxid = a->zxid >= 0 && b->zxid >= 0 ? b->zxid - a->zxid : -1;
 }
 
@@ -135,6 +138,7 @@ void srv_add(srv_counters_t *sum, const srv_counters_t *d) {
   sum->response_bytes += d->response_bytes;
   sum->reads += d->reads;
   sum->writes += d->writes;
+  sum->fsyncs += d->fsyncs;
 }
 
 /* The smallest difference over a few back-to-back samples is what one
@@ -150,6 +154,7 @@ int srv_calibrate(const char *hosts) {
     a = b;
   }
   overhead.watches = 0;
+  overhead.fsyncs = 0;
   overhead.zxid = 0;
   return 0;
 }
@@ -166,6 +171,8 @@ void srv_report(const char *scenario, const char *kase, const char *impl,
   result_add(scenario, kase, impl, metric, "", d->reads / ops, NAN, n);
   snprintf(metric, sizeof metric, "writes/%s", per);
   result_add(scenario, kase, impl, metric, "", d->writes / ops, NAN, n);
+  snprintf(metric, sizeof metric, "fsyncs/%s", per);
+  result_add(scenario, kase, impl, metric, "", d->fsyncs / ops, NAN, n);
   snprintf(metric, sizeof metric, "bytes/%s", per);
   result_add(scenario, kase, impl, metric, "B",
              (d->bytes_received + d->response_bytes) / ops, NAN, n);
