@@ -34,10 +34,4 @@ void cli_verbose(const cli_opts_t *o, const char *fmt, ...)
 /* The session state's name, for messages. */
 const char *cli_state_name(int state);
 
-/* The full path of the child of `path` (the contender node this session
- * holds through) whose czxid is `token` and whose ephemeral owner is the
- * session, into buf.  0, or a ZooKeeper/zkl code (ZKL_ENOENT: none). */
-int cli_find_own_node(zkl_session_t *s, const char *path, uint64_t token,
-                      char *buf, size_t len);
-
 #endif /* ZKL_CLI_H */

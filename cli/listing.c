@@ -1,5 +1,4 @@
-/* cli/listing.c - reading a path's children for `zkl status`, and finding
- * the node a hold of ours goes through. */
+/* cli/listing.c - reading a path's children for `zkl status`. */
 #include "listing.h"
 
 #include <stdio.h>
@@ -85,24 +84,4 @@ void cli_listing_free(cli_listing_t *l) {
   free(l->v);
   free(l->names);
   memset(l, 0, sizeof *l);
-}
-
-int cli_find_own_node(zkl_session_t *s, const char *path, uint64_t token,
-                      char *buf, size_t len) {
-  zhandle_t *zh = zkl_session_zhandle(s);
-  int64_t me = zkl_session_id(s);
-  struct String_vector sv = {0, NULL};
-  int rc = zoo_get_children(zh, path, 0, &sv);
-  if (rc != ZOK) return rc;
-  rc = ZKL_ENOENT;
-  for (int32_t i = 0; i < sv.count && rc == ZKL_ENOENT; i++) {
-    struct Stat st;
-    if (child_path(buf, len, path, sv.data[i]) != 0) continue;
-    if (zoo_exists(zh, buf, 0, &st) == ZOK && st.czxid == (int64_t)token &&
-        st.ephemeralOwner == me)
-      rc = 0;
-  }
-  deallocate_String_vector(&sv);
-  if (rc != 0 && len > 0) buf[0] = '\0';
-  return rc;
 }

@@ -81,9 +81,7 @@ static void describe_hold(locker_t *l) {
     if (rc == 0) rc = zkl_mutex_node(l->m, l->node, sizeof l->node);
   } else {
     rc = zkl_rwlock_token(l->rw, &l->token);
-    if (rc == 0)
-      rc = cli_find_own_node(l->s, l->o->path, l->token, l->node,
-                             sizeof l->node);
+    if (rc == 0) rc = zkl_rwlock_node(l->rw, l->node, sizeof l->node);
   }
   if (rc != 0)
     fprintf(stderr, "zkl: warning: cannot tell the lock's node: %s\n",

@@ -197,6 +197,24 @@ int zkl_rwlock_holding(zkl_rwlock_t *l) {
   return h == 0 ? bits : h;
 }
 
+int zkl_rwlock_node(zkl_rwlock_t *l, char *buf, size_t len) {
+  zkl__clear_error();
+  if (l == NULL || buf == NULL)
+    return zkl__fail(ZKL_EINVAL, "rwlock or buf is NULL");
+  pthread_mutex_lock(&l->own.mu);
+  const zkl__contender_t *c = holds_any(l) ? backing(l) : NULL;
+  int rc = c == NULL || c->node == NULL ? ZKL_EPERM
+                                        : zkl__copy_string(buf, len, c->node);
+  size_t need = rc == ZKL_EINVAL ? strlen(c->node) + 1 : 0;
+  pthread_mutex_unlock(&l->own.mu);
+  if (rc == ZKL_EPERM)
+    return zkl__fail(rc, "the calling thread holds nothing");
+  if (rc != 0)
+    return zkl__fail(rc, "buf has %zu bytes, the node's path needs %zu", len,
+                     need);
+  return 0;
+}
+
 static void kick(void *arg) {
   zkl_rwlock_t *l = arg;
   zkl__contend_cancel(&l->rd);

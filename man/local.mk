@@ -18,7 +18,7 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_rwlock_timedrdlock.3 man/zkl_rwlock_wrlock.3 \
 	man/zkl_rwlock_trywrlock.3 man/zkl_rwlock_timedwrlock.3 \
 	man/zkl_rwlock_unlock.3 man/zkl_rwlock_cancel.3 man/zkl_rwlock_token.3 \
-	man/zkl_rwlock_holding.3 man/zkl_rwlock_destroy.3 \
+	man/zkl_rwlock_holding.3 man/zkl_rwlock_node.3 man/zkl_rwlock_destroy.3 \
 	man/zkl_election.3 man/zkl_election_opts_init.3 \
 	man/zkl_election_create.3 man/zkl_election_start.3 \
 	man/zkl_election_await.3 man/zkl_election_is_leader.3 \

@@ -103,6 +103,14 @@ ZKL_EXTERN int zkl_rwlock_token(zkl_rwlock_t *l, uint64_t *token);
 #define ZKL_RWLOCK_WRITE 2
 ZKL_EXTERN int zkl_rwlock_holding(zkl_rwlock_t *l);
 
+/* Copies the full path of the node that backs the calling thread's hold
+ * (the write node while a write hold or a downgrade lasts, else the read
+ * node) into buf, NUL-terminated: the node whose czxid zkl_rwlock_token()
+ * gives.  0; ZKL_EPERM if the calling thread holds nothing; ZKL_EINVAL for
+ * NULL or a buffer too small (1024 bytes are always enough for valid
+ * paths).  No ZooKeeper call. */
+ZKL_EXTERN int zkl_rwlock_node(zkl_rwlock_t *l, char *buf, size_t len);
+
 /* Destroys l: lock calls blocked in it return ZKL_ECANCELED first (destroy
  * waits for them to leave), then whatever it holds is released.  NULL-safe.
  * Only lock calls waiting in other threads may overlap destroy; every other

@@ -1,6 +1,7 @@
 /* tests/integration/test-rwlock.c - the read/write lock on a real server:
  * readers share, writers are alone, arrival order (no writer starvation),
- * herd freedom, no node left by try/timed/cancel, downgrade and upgrade. */
+ * herd freedom, no node left by try/timed/cancel, downgrade and upgrade,
+ * the node behind a hold. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -270,6 +271,78 @@ START_TEST(downgrade_and_refused_upgrade) {
 }
 END_TEST
 
+/* zkl_rwlock_node() from a thread that holds nothing. */
+struct node_ask {
+  zkl_rwlock_t *l;
+  int rc;
+};
+
+static void *node_ask_main(void *arg) {
+  struct node_ask *a = arg;
+  char buf[1024];
+  a->rc = zkl_rwlock_node(a->l, buf, sizeof buf);
+  return NULL;
+}
+
+static int node_asked_elsewhere(zkl_rwlock_t *l) {
+  struct node_ask a = {l, 1};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, NULL, node_ask_main, &a), 0);
+  pthread_join(t, NULL);
+  return a.rc;
+}
+
+/* The node named is ours, of the kind held, and the one whose czxid is the
+ * token. */
+static void check_node(zkl_session_t *s, zkl_rwlock_t *l, const char *root,
+                       const char *kind, char *node, size_t len) {
+  ck_assert_int_eq(zkl_rwlock_node(l, node, len), 0);
+  size_t rl = strlen(root);
+  ck_assert_msg(strncmp(node, root, rl) == 0 && node[rl] == '/' &&
+                    strstr(node + rl, kind) != NULL,
+                "%s is not a %s node under %s", node, kind, root);
+  uint64_t token;
+  ck_assert_int_eq(zkl_rwlock_token(l, &token), 0);
+  struct Stat st;
+  ck_assert_int_eq(zoo_exists(zkl_session_zhandle(s), node, 0, &st), ZOK);
+  ck_assert_uint_eq((uint64_t)st.czxid, token);
+  ck_assert(st.ephemeralOwner == zkl_session_id(s));
+}
+
+START_TEST(node_is_the_one_behind_the_hold) {
+  char root[128], node[1024], wnode[1024], small[8] = "intact";
+  it_root(root, sizeof root, "rw-node");
+  zkl_session_t *s = it_session();
+  zkl_rwlock_t *l = it_rwlock(s, root);
+  ck_assert_int_eq(zkl_rwlock_node(l, node, sizeof node), ZKL_EPERM);
+  ck_assert_int_eq(zkl_rwlock_node(l, NULL, sizeof node), ZKL_EINVAL);
+
+  ck_assert_int_eq(zkl_rwlock_rdlock(l), 0);
+  check_node(s, l, root, "-__READ__", node, sizeof node);
+  ck_assert_int_eq(zkl_rwlock_node(l, small, sizeof small), ZKL_EINVAL);
+  ck_assert_str_eq(small, "intact");
+  ck_assert_int_eq(node_asked_elsewhere(l), ZKL_EPERM); /* per thread */
+  ck_assert_int_eq(zkl_rwlock_unlock(l), 0);
+  ck_assert_int_eq(zkl_rwlock_node(l, node, sizeof node), ZKL_EPERM);
+
+  /* a downgrade keeps naming the write node, which still backs the read */
+  ck_assert_int_eq(zkl_rwlock_wrlock(l), 0);
+  check_node(s, l, root, "-__WRIT__", wnode, sizeof wnode);
+  ck_assert_int_eq(zkl_rwlock_rdlock(l), 0);
+  check_node(s, l, root, "-__WRIT__", node, sizeof node);
+  ck_assert_str_eq(node, wnode);
+  ck_assert_int_eq(zkl_rwlock_unlock(l), 0); /* the write hold ends */
+  ck_assert_int_eq(zkl_rwlock_holding(l), ZKL_RWLOCK_READ);
+  check_node(s, l, root, "-__WRIT__", node, sizeof node);
+  ck_assert_str_eq(node, wnode);
+  ck_assert_int_eq(zkl_rwlock_unlock(l), 0);
+  ck_assert_int_eq(zkl_rwlock_node(l, node, sizeof node), ZKL_EPERM);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_rwlock_destroy(l);
+  zkl_session_close(s);
+}
+END_TEST
+
 /* ---- processes: readers overlap, a writer never overlaps anyone ---------- */
 
 #define PROCS 4
@@ -414,6 +487,7 @@ Suite *rwlock_suite(void) {
   tcase_add_test(tc, readers_share_writers_exclude);
   tcase_add_test(tc, late_reader_waits_for_queued_writer);
   tcase_add_test(tc, downgrade_and_refused_upgrade);
+  tcase_add_test(tc, node_is_the_one_behind_the_hold);
   tcase_add_test(tc, timeout_and_cancel_leave_nothing);
   suite_add_tcase(su, tc);
   tc = it_tcase("queue");

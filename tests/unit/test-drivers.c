@@ -145,6 +145,9 @@ START_TEST(rwlock_and_election_refuse_null) {
   ck_assert_int_eq(zkl_rwlock_holding(NULL), ZKL_EINVAL);
   uint64_t t;
   ck_assert_int_eq(zkl_rwlock_token(NULL, &t), ZKL_EINVAL);
+  char node[16] = "untouched";
+  ck_assert_int_eq(zkl_rwlock_node(NULL, node, sizeof node), ZKL_EINVAL);
+  ck_assert_str_eq(node, "untouched");
   zkl_rwlock_destroy(NULL);
   zkl_rwlock_opts_init(NULL);
 
