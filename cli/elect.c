@@ -124,10 +124,18 @@ static void lose(elect_run_t *r, const char *why) {
 
 static void start_cmd(elect_run_t *r, uint64_t token) {
   char path_var[1100], id_var[CLI_ID_MAX + 32], token_var[64];
+  char node[1024], node_var[1100];
   snprintf(path_var, sizeof path_var, "ZKL_ELECTION_PATH=%s", r->o->path);
   snprintf(id_var, sizeof id_var, "ZKL_ELECTION_ID=%s", r->id);
   snprintf(token_var, sizeof token_var, "ZKL_FENCING_TOKEN=%" PRIu64, token);
-  char *env[] = {path_var, id_var, token_var, NULL};
+  int nrc = zkl_election_node(r->e, node, sizeof node);
+  if (nrc != 0) { /* leadership already in doubt: the loss stops CMD */
+    fprintf(stderr, "zkl: warning: cannot tell the leader's node: %s\n",
+            zkl_strerror(nrc));
+    node[0] = '\0';
+  }
+  snprintf(node_var, sizeof node_var, "ZKL_ELECTION_NODE=%s", node);
+  char *env[] = {path_var, id_var, node_var, token_var, NULL};
   cli_verbose(r->o, "leading %s as %s, token %" PRIu64, r->o->path, r->id,
               token);
   int rc = cli_child_start(&r->child, r->o->cmd, env);

@@ -30,6 +30,7 @@ struct zkl_election {
                               frees the object when the callback returns  */
   int last_rc;             /* why the last run ended by itself             */
   uint64_t token;
+  char *lead_node;      /* the path of the node leadership was won with   */
   int64_t lead_session; /* the session id leadership was won on */
 };
 
@@ -48,15 +49,21 @@ static void set_state(zkl_election_t *e, estate_t st) {
 
 /* Announces leadership, unless a resign came first.  1 announced, 0 not. */
 static int elected(zkl_election_t *e, unsigned cancel_seen) {
+  char *node = e->c.node != NULL ? strdup(e->c.node) : NULL; /* NULL: no
+                                               memory; node() says so */
   pthread_mutex_lock(&e->mu);
   int go = atomic_load(&e->cancel_gen) == cancel_seen;
   if (go) {
     e->state = E_LEADER;
     e->token = (uint64_t)e->c.czxid;
+    free(e->lead_node);
+    e->lead_node = node;
+    node = NULL;
     e->lead_session = e->c.session_id;
     pthread_cond_broadcast(&e->cv);
   }
   pthread_mutex_unlock(&e->mu);
+  free(node);
   if (go && e->opts.on_elected != NULL)
     e->opts.on_elected(e, (uint64_t)e->c.czxid, e->opts.arg);
   return go;
@@ -180,6 +187,7 @@ static int observe(zkl_election_t *e, unsigned cancel_seen) {
 static void election_free(zkl_election_t *e) {
   if (e->c.node != NULL) zkl__contend_release_nowait(&e->c);
   zkl__contender_fini(&e->c);
+  free(e->lead_node);
   pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);
   free(e);
@@ -311,24 +319,35 @@ int zkl_election_await(zkl_election_t *e, int64_t timeout_ms) {
 
 /* Leader (0), not (ZKL_EPERM), or in doubt/gone, from the state first
  * and the session after, so a drop in between is not missed. */
-static int leadership(zkl_election_t *e, uint64_t *token) {
+/* 0 if e leads now, with *token set and, if node is not NULL, *node a copy
+ * of its node's path (NULL if out of memory; the caller frees it). */
+static int leadership_of(zkl_election_t *e, uint64_t *token, char **node) {
   pthread_mutex_lock(&e->mu);
   estate_t st = e->state;
   uint64_t t = e->token;
   int64_t sid = e->lead_session;
+  char *path = node != NULL && st == E_LEADER && e->lead_node != NULL
+                   ? strdup(e->lead_node)
+                   : NULL;
   pthread_mutex_unlock(&e->mu);
-  int h = zkl__session_health(e->c.s);
-  if (h == ZKL_ELOST) return ZKL_ELOST;
+  int h = zkl__session_health(e->c.s), rc = 0;
+  if (h == ZKL_ELOST) rc = ZKL_ELOST;
   /* re-established since we were elected: that leadership is gone even
    * before our thread has stepped down */
-  if ((st == E_LEADER || st == E_DOUBT) && h == 0 &&
-      zkl_session_id(e->c.s) != sid)
-    return ZKL_ELOST;
-  if (st == E_DOUBT) return ZKL_ESUSPENDED;
-  if (st != E_LEADER) return ZKL_EPERM;
-  if (h != 0) return h;
-  if (token != NULL) *token = t;
-  return 0;
+  else if ((st == E_LEADER || st == E_DOUBT) && h == 0 &&
+           zkl_session_id(e->c.s) != sid)
+    rc = ZKL_ELOST;
+  else if (st == E_DOUBT) rc = ZKL_ESUSPENDED;
+  else if (st != E_LEADER) rc = ZKL_EPERM;
+  else rc = h;
+  if (rc == 0 && token != NULL) *token = t;
+  if (node != NULL) *node = rc == 0 ? path : NULL;
+  if (rc != 0 || node == NULL) free(path);
+  return rc;
+}
+
+static int leadership(zkl_election_t *e, uint64_t *token) {
+  return leadership_of(e, token, NULL);
 }
 
 int zkl_election_is_leader(zkl_election_t *e) {
@@ -342,6 +361,20 @@ int zkl_election_token(zkl_election_t *e, uint64_t *token) {
   zkl__clear_error();
   if (e == NULL || token == NULL) return ZKL_EINVAL;
   return leadership(e, token);
+}
+
+int zkl_election_node(zkl_election_t *e, char *buf, size_t len) {
+  zkl__clear_error();
+  if (e == NULL || buf == NULL)
+    return zkl__fail(ZKL_EINVAL, "election or buf is NULL");
+  char *node = NULL;
+  int rc = leadership_of(e, NULL, &node);
+  if (rc == 0 && node == NULL) rc = ZKL_ENOMEM;
+  else if (rc == 0 && zkl__copy_string(buf, len, node) != 0)
+    rc = zkl__fail(ZKL_EINVAL, "buf has %zu bytes, the node's path needs %zu",
+                   len, strlen(node) + 1);
+  free(node);
+  return rc;
 }
 
 int zkl_election_leader(zkl_election_t *e, void *buf, size_t *len) {

@@ -103,6 +103,13 @@ ZKL_EXTERN int zkl_election_is_leader(zkl_election_t *e);
  * ZKL_EINVAL. */
 ZKL_EXTERN int zkl_election_token(zkl_election_t *e, uint64_t *token);
 
+/* Copies the full path of the node this leader leads with (the node whose
+ * czxid zkl_election_token() gives) into buf, NUL-terminated.  0;
+ * ZKL_EPERM (not leader); ZKL_ESUSPENDED; ZKL_ELOST; ZKL_ENOMEM; ZKL_EINVAL
+ * for NULL or a buffer too small (1024 bytes are always enough for valid
+ * paths).  No ZooKeeper call. */
+ZKL_EXTERN int zkl_election_node(zkl_election_t *e, char *buf, size_t len);
+
 /* Copies the current leader's id into buf (asks the server; works for
  * candidates and observers, started or not).  *len is the buffer's size on
  * entry and the id's length on return.

@@ -118,6 +118,8 @@ START_TEST(single_candidate_leads_with_token_and_id) {
   zkl_election_t *e = candidate(s, root, &c, "alpha");
   ck_assert_int_eq(zkl_election_await(e, 100), ZKL_ECANCELED); /* not started */
   ck_assert_int_eq(zkl_election_is_leader(e), 0);
+  char first[1024];
+  ck_assert_int_eq(zkl_election_node(e, first, sizeof first), ZKL_EPERM);
   size_t len = sizeof buf;
   ck_assert_int_eq(zkl_election_leader(e, buf, &len), ZKL_ENOENT);
   ck_assert_int_eq(zkl_election_start(e), 0);
@@ -145,6 +147,11 @@ START_TEST(single_candidate_leads_with_token_and_id) {
   uint64_t token;
   ck_assert_int_eq(zkl_election_token(e, &token), 0);
   ck_assert(token == (uint64_t)st.czxid);
+  char mine[1024], small[8] = "intact";
+  ck_assert_int_eq(zkl_election_node(e, mine, sizeof mine), 0);
+  ck_assert_str_eq(mine, node);
+  ck_assert_int_eq(zkl_election_node(e, small, sizeof small), ZKL_EINVAL);
+  ck_assert_str_eq(small, "intact");
 
   /* a resigning leader deletes its node plainly: a Curator LeaderLatch
    * candidate behind it wakes only on NodeDeleted */
@@ -158,13 +165,19 @@ START_TEST(single_candidate_leads_with_token_and_id) {
   ck_assert(it_wait_until(log_has, &la, 5000));
   ck_assert_int_eq(zkl_election_is_leader(e), 0);
   ck_assert_int_eq(zkl_election_token(e, &token), ZKL_EPERM);
+  ck_assert_int_eq(zkl_election_node(e, mine, sizeof mine), ZKL_EPERM);
   ck_assert(it_wait_children(s, root, 0, 5000));
   ck_assert_int_eq(log.what[0], 'E');
   ck_assert_int_eq(log.what[1], 'R');
   ck_assert_int_eq(log.reason[1], ZKL_REASON_RESIGNED);
-  /* and again */
+  /* and again, through a new node */
   ck_assert_int_eq(zkl_election_start(e), 0);
   ck_assert_int_eq(zkl_election_await(e, 5000), 0);
+  ck_assert_int_eq(zkl_election_node(e, first, sizeof first), 0);
+  ck_assert_str_ne(first, node);
+  ck_assert_int_eq(zoo_exists(zkl_session_zhandle(s), first, 0, &st), ZOK);
+  ck_assert_int_eq(zkl_election_token(e, &token), 0);
+  ck_assert(token == (uint64_t)st.czxid);
   zkl_election_destroy(e); /* resigns */
   ck_assert_int_eq(log_count(&log), 4);
   ck_assert_int_eq(it_children(s, root, NULL), 0);

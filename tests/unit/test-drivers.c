@@ -159,6 +159,8 @@ START_TEST(rwlock_and_election_refuse_null) {
   ck_assert_int_eq(zkl_election_await(NULL, 1), ZKL_EINVAL);
   ck_assert_int_eq(zkl_election_is_leader(NULL), ZKL_EINVAL);
   ck_assert_int_eq(zkl_election_token(NULL, &t), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_election_node(NULL, node, sizeof node), ZKL_EINVAL);
+  ck_assert_str_eq(node, "untouched");
   ck_assert_int_eq(zkl_election_resign(NULL), ZKL_EINVAL);
   char buf[4];
   size_t len = sizeof buf;
