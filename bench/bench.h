@@ -120,7 +120,8 @@ typedef struct srv_counters {
   double response_bytes;   /* reply bytes (notifications not counted)    */
   double reads, writes;    /* requests by kind (read/update latency cnt) */
   double watches;          /* watches set now                            */
-  double fsyncs;           /* log fsyncs (0 with forceSync=no)           */
+  double fsyncs;           /* log fsyncs (0 with forceSync=no; NAN: not
+                              counted by this server)                  */
   int64_t zxid;            /* last zxid (srvr), -1 if unknown            */
 } srv_counters_t;
 

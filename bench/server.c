@@ -95,8 +95,7 @@ int srv_sample(const char *hosts, srv_counters_t *out) {
   out->reads = mntr_value(m, "zk_cnt_readlatency");
   out->writes = mntr_value(m, "zk_cnt_updatelatency");
   out->watches = mntr_value(m, "zk_watch_count");
-  out->fsyncs = mntr_value(m, "zk_cnt_fsynctime");
-  if (isnan(out->fsyncs)) out->fsyncs = 0;
+  out->fsyncs = mntr_value(m, "zk_cnt_fsynctime"); /* NAN if not counted */
   free(m);
   char *s = four_letters(hosts, "srvr");
   if (s != NULL) {
@@ -171,8 +170,10 @@ void srv_report(const char *scenario, const char *kase, const char *impl,
   result_add(scenario, kase, impl, metric, "", d->reads / ops, NAN, n);
   snprintf(metric, sizeof metric, "writes/%s", per);
   result_add(scenario, kase, impl, metric, "", d->writes / ops, NAN, n);
-  snprintf(metric, sizeof metric, "fsyncs/%s", per);
-  result_add(scenario, kase, impl, metric, "", d->fsyncs / ops, NAN, n);
+  if (!isnan(d->fsyncs)) { /* a server too old to count them: no row */
+    snprintf(metric, sizeof metric, "fsyncs/%s", per);
+    result_add(scenario, kase, impl, metric, "", d->fsyncs / ops, NAN, n);
+  }
   snprintf(metric, sizeof metric, "bytes/%s", per);
   result_add(scenario, kase, impl, metric, "B",
              (d->bytes_received + d->response_bytes) / ops, NAN, n);

@@ -128,11 +128,17 @@ static void start_cmd(elect_run_t *r, uint64_t token) {
   snprintf(path_var, sizeof path_var, "ZKL_ELECTION_PATH=%s", r->o->path);
   snprintf(id_var, sizeof id_var, "ZKL_ELECTION_ID=%s", r->id);
   snprintf(token_var, sizeof token_var, "ZKL_FENCING_TOKEN=%" PRIu64, token);
+  /* Leadership may have changed since it was announced: in doubt (a new
+   * announcement follows the reconnection), lost (its REVOKED event ends
+   * the wait) or won again through another node (its own event follows).
+   * CMD starts only with the node and token of one current leadership. */
+  uint64_t now = 0;
   int nrc = zkl_election_node(r->e, node, sizeof node);
-  if (nrc != 0) { /* leadership already in doubt: the loss stops CMD */
-    fprintf(stderr, "zkl: warning: cannot tell the leader's node: %s\n",
-            zkl_strerror(nrc));
-    node[0] = '\0';
+  if (nrc == 0) nrc = zkl_election_token(r->e, &now);
+  if (nrc != 0 || now != token) {
+    cli_verbose(r->o, "leadership of %s changed before CMD started (%s)",
+                r->o->path, nrc != 0 ? zkl_strerror(nrc) : "new token");
+    return;
   }
   snprintf(node_var, sizeof node_var, "ZKL_ELECTION_NODE=%s", node);
   char *env[] = {path_var, id_var, node_var, token_var, NULL};

@@ -79,11 +79,12 @@ static const char help_elect[] =
     "  -h, --help               this help\n"
     "\n"
     "CMD gets ZKL_ELECTION_PATH, ZKL_ELECTION_ID, ZKL_ELECTION_NODE (the\n"
-    "leader's node) and ZKL_FENCING_TOKEN in its environment.  If leadership is lost while CMD runs (session LOST, or the\n"
-    "node deleted), CMD gets SIGTERM, SIGKILL after the grace period, and zkl\n"
-    "exits 75.  A suspended connection alone does not stop CMD: the session\n"
-    "may come back.  SIGINT, SIGTERM and SIGHUP are passed on to CMD; zkl\n"
-    "resigns once CMD has exited.\n";
+    "leader's node) and ZKL_FENCING_TOKEN in its environment.  If leadership\n"
+    "is lost while CMD runs (session LOST, or the node deleted), CMD gets\n"
+    "SIGTERM, SIGKILL after the grace period, and zkl exits 75.\n"
+    "A suspended connection alone does not stop CMD: the session may come\n"
+    "back.  SIGINT, SIGTERM and SIGHUP are passed on to CMD; zkl resigns\n"
+    "once CMD has exited.\n";
 
 static const char help_status[] =
     "Usage: zkl [OPTIONS] status [--json] PATH\n"

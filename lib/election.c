@@ -318,9 +318,9 @@ int zkl_election_await(zkl_election_t *e, int64_t timeout_ms) {
 }
 
 /* Leader (0), not (ZKL_EPERM), or in doubt/gone, from the state first
- * and the session after, so a drop in between is not missed. */
-/* 0 if e leads now, with *token set and, if node is not NULL, *node a copy
- * of its node's path (NULL if out of memory; the caller frees it). */
+ * and the session after, so a drop in between is not missed.  On 0,
+ * *token is set (if not NULL) and, if node is not NULL, *node is a copy of
+ * the leader's node path (NULL if out of memory; the caller frees it). */
 static int leadership_of(zkl_election_t *e, uint64_t *token, char **node) {
   pthread_mutex_lock(&e->mu);
   estate_t st = e->state;
@@ -369,7 +369,8 @@ int zkl_election_node(zkl_election_t *e, char *buf, size_t len) {
     return zkl__fail(ZKL_EINVAL, "election or buf is NULL");
   char *node = NULL;
   int rc = leadership_of(e, NULL, &node);
-  if (rc == 0 && node == NULL) rc = ZKL_ENOMEM;
+  if (rc == 0 && node == NULL)
+    rc = zkl__fail(ZKL_ENOMEM, "cannot copy the leader's node path");
   else if (rc == 0 && zkl__copy_string(buf, len, node) != 0)
     rc = zkl__fail(ZKL_EINVAL, "buf has %zu bytes, the node's path needs %zu",
                    len, strlen(node) + 1);

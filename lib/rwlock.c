@@ -208,7 +208,8 @@ int zkl_rwlock_node(zkl_rwlock_t *l, char *buf, size_t len) {
   size_t need = rc == ZKL_EINVAL ? strlen(c->node) + 1 : 0;
   pthread_mutex_unlock(&l->own.mu);
   if (rc == ZKL_EPERM)
-    return zkl__fail(rc, "the calling thread holds nothing");
+    return zkl__fail(rc, c == NULL ? "the calling thread holds nothing"
+                                   : "the hold has no node now");
   if (rc != 0)
     return zkl__fail(rc, "buf has %zu bytes, the node's path needs %zu", len,
                      need);
