@@ -269,10 +269,6 @@ int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
 zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch);
 int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
-zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
-                               int watch);
-int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
-                     int *len, struct Stat *st);
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch);
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
