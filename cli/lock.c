@@ -31,6 +31,7 @@ typedef struct locker {
   int release;         /* main -> worker: unlock now (guarded by mu)      */
   int unlock_rc;       /* the worker's unlock result, read after join     */
   uint64_t token;      /* set before CLI_EV_ACQUIRED(0) is posted         */
+  int64_t session_id;  /* the session it was granted on, likewise         */
   char node[1024];
 } locker_t;
 
@@ -92,6 +93,7 @@ static void *locker_main(void *arg) {
   locker_t *l = arg;
   int rc = lock_acquire(l), gone = 0;
   if (rc == 0) {
+    l->session_id = zkl_session_id(l->s);
     describe_hold(l);
     gone = watch_node(l->s, l->node);
   }
@@ -118,6 +120,7 @@ typedef struct run {
   locker_t *l;
   cli_child_t child;
   int acquired;      /* the worker holds the lock                        */
+  int start_pending; /* granted, CMD waits for the connection to be back */
   int stopping;      /* a signal or a loss: the acquisition is canceled  */
   int stop_signal;   /* the signal that stopped us, 0 if none            */
   int lost;          /* the lock was lost                                */
@@ -143,7 +146,11 @@ static void finish(run_t *r, int result) {
 static void lose(run_t *r, const char *why) {
   if (r->lost) return;
   r->lost = 1;
-  if (r->child.running) {
+  if (r->start_pending) {
+    fprintf(stderr, "zkl: lock %s lost (%s) before CMD started\n",
+            r->o->path, why);
+    finish(r, CLI_EX_LOST);
+  } else if (r->child.running) {
     fprintf(stderr, "zkl: lock %s lost (%s): stopping CMD (pid %ld)\n",
             r->o->path, why, (long)r->child.pid);
     cli_child_stop(&r->child, r->o->grace_ms);
@@ -166,6 +173,26 @@ static void start_cmd(run_t *r) {
   if (rc != 0) finish(r, rc);
 }
 
+/* CMD starts only on a hold that is valid now, by holding()'s rule: the
+ * session it was granted on is connected and was heard from within its
+ * timeout (zkl_session_state() tells a silent one LOST).  Time passes
+ * between the grant and here, and the process may have been paused. */
+static void start_if_valid(run_t *r) {
+  int st = zkl_session_state(r->l->s);
+  int same = zkl_session_id(r->l->s) == r->l->session_id;
+  r->start_pending = 0;
+  if (st == ZKL_SESSION_CONNECTED && same) {
+    start_cmd(r);
+  } else if (st == ZKL_SESSION_SUSPENDED && same) {
+    cli_verbose(r->o, "%s: connection down: CMD waits until it is back",
+                r->o->path);
+    r->start_pending = 1; /* RECONNECTED starts it, LOST ends the run */
+  } else {
+    r->start_pending = 1;
+    lose(r, "session lost");
+  }
+}
+
 static void on_acquired(run_t *r, int rc) {
   if (rc == 0) {
     r->acquired = 1;
@@ -175,7 +202,7 @@ static void on_acquired(run_t *r, int rc) {
     } else if (r->stop_signal != 0) {
       finish(r, CLI_EX_SIGNAL_BASE + r->stop_signal);
     } else {
-      start_cmd(r);
+      start_if_valid(r);
     }
     return;
   }
@@ -203,11 +230,14 @@ static void on_event(run_t *r, const cli_event_t *ev) {
     } else if (!r->acquired) {
       if (r->stop_signal == 0) r->stop_signal = ev->arg;
       stop_waiting(r);
+    } else if (r->start_pending) { /* granted, CMD not started yet */
+      finish(r, CLI_EX_SIGNAL_BASE + ev->arg);
     }
     break;
   case CLI_EV_STATE:
     cli_verbose(r->o, "session %s", cli_state_name(ev->arg));
     if (ev->arg == ZKL_SESSION_LOST) lose(r, "session lost");
+    else if (r->start_pending && !r->done) start_if_valid(r);
     break;
   case CLI_EV_NODE:
     if (!r->acquired || r->lost) break; /* after LOST the handle may change */

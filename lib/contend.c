@@ -198,7 +198,11 @@ static void adopt_node(zkl__contender_t *c, char *path,
   c->czxid = st->czxid;
   c->owner = st->ephemeralOwner;
   c->seq = zkl__name_parse(path + c->root_len + 1, &n) == 0 ? n.seq : 0;
-  c->session_id = zkl_session_id(c->s);
+  /* the session the server made it for (an ephemeral node's owner), not
+   * the one current when the answer is read: they differ if the session
+   * was replaced in between */
+  c->session_id = st->ephemeralOwner != 0 ? st->ephemeralOwner
+                                          : zkl_session_id(c->s);
 }
 
 /* Looks for a child carrying our prefix and adopts it.  1 found, 0 not
@@ -691,14 +695,45 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
  * server: the delete is sent and waited for briefly; should it not be
  * answered in time or the connection fail, the session's janitor deletes
  * the node (again: a late first delete only makes its one a no-op). */
-static void abandon(zkl__contender_t *c) {
+static void abandon(zkl__contender_t *c, int granted) {
   if (c->node == NULL) return;
   c->dl = zkl__deadline_after_ms(ABANDON_GRACE_MS);
-  int zrc = zkl__zk_delete(c->s, c->dl, c->node);
+  /* refused after the grant (a deadline that passed, a cancel): it leaves
+   * as a holder would, so that the waiter behind needs no look below */
+  int zrc = delete_once(c, granted && c->drv->tells_release);
   if ((retryable(zrc) || zrc == ZKL__ZTIMEDOUT) && !zkl__session_gone(c->s))
     zkl__janitor_add(c->s, c->root, c->prefix, c->node);
   free(c->node);
   c->node = NULL;
+}
+
+/* The rule for a grant, checked right before an acquisition reports
+ * success: our node was made on the session we are on now, and the server
+ * was heard from within the session timeout (what holding() asks), and the
+ * caller's deadline has not passed.  Nothing the wait learned is trusted
+ * for it: a process paused while queued finds its wake-up (the release of
+ * the node ahead) waiting in its socket when it runs again, while on the
+ * server its session has expired and someone else holds the lock.
+ * While the connection is down the grant stands only if the same session
+ * comes back with our node.  0 (granted), ZKL_ELOST, VANISHED,
+ * ZKL_ETIMEDOUT, ZKL_ESUSPENDED (a trylock) or ZKL_ECANCELED. */
+static int confirm_grant(zkl__contender_t *c, int64_t deadline,
+                         const unsigned *cancel) {
+  for (;;) {
+    if (deadline != ZKL__TRY && zkl__now_ns() >= deadline)
+      return zkl__fail(ZKL_ETIMEDOUT, "%s: granted only after the deadline",
+                       c->root);
+    int h = zkl__contend_hold_health(c);
+    if (h == 0) return 0;
+    if (h == ZKL_ELOST) return ZKL_ELOST;
+    if (deadline == ZKL__TRY)
+      return zkl__fail(ZKL_ESUSPENDED, "%s: granted, but the connection is "
+                       "down", c->root);
+    int rc = await_connected(c, deadline, cancel); /* ELOST: another session */
+    if (rc != 0) return rc;
+    if ((rc = self_present(c, deadline, cancel)) != 1)
+      return rc == 0 ? VANISHED : rc; /* else look again */
+  }
 }
 
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
@@ -713,6 +748,7 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
                      "not connected to ZooKeeper");
   if (rc != 0) return rc;
   if (deadline == ZKL__TRY && (rc = peek_busy(c)) != 0) return rc;
+  int granted = 0;
   for (int attempt = 0; attempt < 3;) {
     queue_t q;
     if ((rc = create_node(c, deadline, cancel, &q)) == 0) {
@@ -721,6 +757,8 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
         queue_free(&q);
       }
     }
+    granted = rc == 0;
+    if (rc == 0) rc = confirm_grant(c, deadline, cancel);
     if (rc == VANISHED && zkl__session_health(c->s) == ZKL_ELOST)
       rc = ZKL_ELOST;
     if (rc == ZKL_ELOST && zkl__session_renews(c->s)) {
@@ -739,7 +777,7 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
   }
   if (rc == VANISHED)
     rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing", c->root);
-  if (rc != 0) abandon(c);
+  if (rc != 0) abandon(c, granted);
   if (rc == ZKL_ETIMEDOUT && deadline == ZKL__TRY) rc = ZKL_ESUSPENDED;
   return rc;
 }

@@ -47,8 +47,14 @@ static void set_state(zkl_election_t *e, estate_t st) {
 
 /* ---- callbacks (always on the object's thread, never under a lock) ------ */
 
-/* Announces leadership, unless a resign came first.  1 announced, 0 not. */
+/* Announces leadership if the grant stands by holding()'s rule (our node
+ * made on the current session, the server heard from within the session
+ * timeout: nothing learned before a pause is trusted) and no resign came
+ * first.  1 announced; 0 a resign came first; ZKL_ESUSPENDED or ZKL_ELOST:
+ * not announced (lead() waits for the connection, or campaigns again). */
 static int elected(zkl_election_t *e, unsigned cancel_seen) {
+  int h = zkl__contend_hold_health(&e->c);
+  if (h != 0) return h;
   char *node = e->c.node != NULL ? strdup(e->c.node) : NULL; /* NULL: no
                                                memory; node() says so */
   pthread_mutex_lock(&e->mu);
@@ -88,12 +94,11 @@ static void step_down(zkl_election_t *e, estate_t next, int announced,
 
 /* ---- a candidate's run ------------------------------------------------------ */
 
-/* Leads (announced) until resign (ZKL_ECANCELED), the loss of the session
- * (ZKL_ELOST) or of our node (1: campaign again).  While the connection is
- * down leadership is revoked (SUSPENDED); it is announced again if the same
- * session comes back with our node. */
-static int lead(zkl_election_t *e, unsigned cancel_seen) {
-  int announced = 1;
+/* Leads until resign (ZKL_ECANCELED), the loss of the session (ZKL_ELOST)
+ * or of our node (1: campaign again).  While the connection is down
+ * leadership is revoked (SUSPENDED); it is announced (again) if the same
+ * session comes back with our node.  `announced`: on_elected has run. */
+static int lead(zkl_election_t *e, unsigned cancel_seen, int announced) {
   for (;;) {
     unsigned epoch;
     int h = zkl__session_snapshot(e->c.s, &epoch);
@@ -121,7 +126,7 @@ static int lead(zkl_election_t *e, unsigned cancel_seen) {
         step_down(e, E_CANDIDATE, 0, ZKL_REASON_LOST);
         return 1;
       }
-      announced = elected(e, cancel_seen);
+      announced = elected(e, cancel_seen) == 1;
       continue;
     }
     int w = zkl__contend_hold_wait(&e->c, epoch, cancel_seen);
@@ -147,11 +152,14 @@ static int campaign(zkl_election_t *e, unsigned cancel_seen) {
       zkl__contend_release_nowait(&e->c);
       continue;
     }
-    if (own < 0 || !elected(e, cancel_seen)) {
+    int el = own < 0 ? own : elected(e, cancel_seen);
+    if (el == 0 || (el < 0 && el != ZKL_ELOST && el != ZKL_ESUSPENDED)) {
       zkl__contend_release_nowait(&e->c);
-      return own < 0 ? own : ZKL_ECANCELED;
+      return el == 0 ? ZKL_ECANCELED : el;
     }
-    rc = lead(e, cancel_seen);
+    /* not announced (el < 0): lead() waits for the connection, or steps
+     * down to campaign again on a new session */
+    rc = lead(e, cancel_seen, el == 1);
     if (rc != 1) return rc;
   }
 }

@@ -174,7 +174,15 @@ static void note_session_event(zkl_session_t *s, int state) {
     const clientid_t *cid = zoo_client_id(s->zh);
     s->id = cid != NULL ? cid->client_id : 0;
     /* CONNECTED after CONNECTING or LOST: a new session; after SUSPENDED
-     * the same one is back */
+     * the same one is back.  A new session was heard from now: the server
+     * has just made it, and "last heard" must not still count from when
+     * its handle was made (during an outage, maybe long ago), or it would
+     * be declared LOST the moment it connects.  Safe even if this event
+     * is handled late (a pause): no node of ours lives on a new session
+     * yet, and the create of one is answered only while it is alive. */
+    if (s->state != ZKL_SESSION_CONNECTED &&
+        s->state != ZKL_SESSION_SUSPENDED)
+      s->last_heard_ns = zkl__now_ns();
     if (s->state != ZKL_SESSION_CONNECTED)
       set_state_locked(s, ZKL_SESSION_CONNECTED,
                        s->state == ZKL_SESSION_SUSPENDED

@@ -40,6 +40,8 @@ zkl_session_t *it_session_at(const char *hosts, int session_timeout_ms);
  * of $ZKL_TEST_HOSTS. */
 typedef struct it_proxy it_proxy_t;
 it_proxy_t *it_proxy_start(void);
+/* The same in front of the server listening on 127.0.0.1:target_port. */
+it_proxy_t *it_proxy_start_to(int target_port);
 int it_proxy_port(it_proxy_t *x);
 void it_proxy_blackhole(it_proxy_t *x, int on);
 /* Cut the connection right after forwarding the next request of this

@@ -169,13 +169,17 @@ static void *proxy_main(void *arg) {
 }
 
 it_proxy_t *it_proxy_start(void) {
-  it_proxy_t *x = calloc(1, sizeof *x);
-  ck_assert_ptr_nonnull(x);
   const char *h = it_hosts();
   const char *colon = strrchr(h, ':');
   ck_assert_msg(colon != NULL && strchr(h, ',') == NULL,
                 "the proxy needs a single server, not %s", h);
-  x->target_port = atoi(colon + 1);
+  return it_proxy_start_to(atoi(colon + 1));
+}
+
+it_proxy_t *it_proxy_start_to(int target_port) {
+  it_proxy_t *x = calloc(1, sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  x->target_port = target_port;
   for (int i = 0; i < MAXPAIRS; i++) x->pairs[i].cfd = x->pairs[i].sfd = -1;
   pthread_mutex_init(&x->mu, NULL);
   ck_assert_int_eq(pipe(x->wake), 0);

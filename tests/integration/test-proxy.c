@@ -4,6 +4,7 @@
  * the next waiter takes over). */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,90 @@ START_TEST(long_partition_hands_over) {
 }
 END_TEST
 
+/* What on_state reported, in order, with when. */
+struct states {
+  pthread_mutex_t mu;
+  int n;
+  int state[32];
+  int64_t at[32];
+};
+
+static void record_state(zkl_session_t *s, zkl_session_state_t st,
+                         void *arg) {
+  (void)s;
+  struct states *r = arg;
+  pthread_mutex_lock(&r->mu);
+  if (r->n < 32) {
+    r->state[r->n] = (int)st;
+    r->at[r->n++] = it_now_ms();
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static int renewed(void *arg) {
+  zkl_session_t **sp = arg; /* [0] the session, [1] its first id */
+  return zkl_session_state(sp[0]) == ZKL_SESSION_CONNECTED &&
+         zkl_session_id(sp[0]) != (int64_t)(intptr_t)sp[1];
+}
+
+/* An outage three session timeouts long: exactly one SUSPENDED, one LOST
+ * and one CONNECTED (one new session), and the new session is not declared
+ * LOST after it connects (its "last heard" starts when it connects, not
+ * when its handle was made, during the outage).  It works: a lock. */
+START_TEST(long_outage_gives_one_new_session) {
+  if (!single_server()) return;
+  enum { T = 2000 };
+  char root[128], hosts[64];
+  it_root(root, sizeof root, "outage");
+  it_proxy_t *x = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(x));
+  struct states r = {.n = 0};
+  pthread_mutex_init(&r.mu, NULL);
+  zkl_session_opts_t o;
+  zkl_session_opts_init(&o);
+  o.session_timeout_ms = T;
+  o.on_state = record_state;
+  o.state_arg = &r;
+  zkl_session_t *s = NULL;
+  ck_assert_int_eq(zkl_session_open(&s, hosts, &o), 0);
+  int64_t first_id = zkl_session_id(s);
+  pthread_mutex_lock(&r.mu);
+  int before = r.n; /* the first CONNECTED, reported by the open */
+  pthread_mutex_unlock(&r.mu);
+  it_proxy_blackhole(x, 1);
+  it_sleep_ms(3 * T);
+  it_proxy_blackhole(x, 0);
+  void *arg[2] = {s, (void *)(intptr_t)first_id};
+  ck_assert_msg(it_wait_until(renewed, arg, 6 * T), "no new session");
+  int64_t back = it_now_ms();
+  it_sleep_ms(2 * T + T / 2); /* a LOST of the new session would show */
+  ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
+  zkl_mutex_t *m = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_timedlock(m, 5000), 0);
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+  pthread_mutex_lock(&r.mu);
+  char seen[256] = "";
+  static const char *names[] = {"CONNECTING", "CONNECTED", "SUSPENDED",
+                                "LOST", "CLOSED", "RECONNECTED"};
+  for (int i = before; i < r.n; i++)
+    snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s@%+" PRId64,
+             i > before ? " " : "", names[r.state[i] % 6], r.at[i] - back);
+  const int *st = r.state + before;
+  int n = r.n - before, ok = n == 3 && st[0] == ZKL_SESSION_SUSPENDED &&
+                            st[1] == ZKL_SESSION_LOST &&
+                            st[2] == ZKL_SESSION_CONNECTED;
+  pthread_mutex_unlock(&r.mu);
+  ck_assert_msg(ok, "want SUSPENDED LOST CONNECTED, got %d: %s (ms after "
+                "the new session was seen)", n, seen);
+  ck_assert(zkl_session_id(s) != first_id);
+  zkl_session_close(s); /* joins the thread that reports states */
+  pthread_mutex_destroy(&r.mu);
+  it_proxy_stop(x);
+}
+END_TEST
+
 Suite *proxy_suite(void) {
   Suite *su = suite_create("proxy-faults");
   TCase *tc = it_tcase("exact-moment");
@@ -186,6 +271,7 @@ Suite *proxy_suite(void) {
   tc = it_tcase("partitions");
   tcase_add_test(tc, short_partition_keeps_the_hold);
   tcase_add_test(tc, long_partition_hands_over);
+  tcase_add_test(tc, long_outage_gives_one_new_session);
   suite_add_tcase(su, tc);
   return su;
 }
