@@ -44,7 +44,11 @@ typedef enum zkl_election_reason {
 } zkl_election_reason_t;
 
 typedef struct zkl_election_opts {
-  /* Candidates: this object became leader; token = its fencing token. */
+  /* Candidates: this object became leader; token = its fencing token.
+   * Called only on a leadership valid at that moment by
+   * zkl_election_is_leader()'s rule (our node made on the current session,
+   * the server heard from within the session timeout): never on a session
+   * lost while the candidate waited or was paused. */
   void (*on_elected)(zkl_election_t *e, uint64_t token, void *arg);
   /* Candidates: this object is no longer leader.  Exactly once per
    * leadership, after its on_elected. */

@@ -58,11 +58,20 @@ ZKL_EXTERN int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s,
 
 /* Blocks until the calling thread holds the lock (or returns at once if it
  * already holds it: the recursion count goes up).  While the connection is
- * down it waits for the same session to come back.
+ * down it waits for the same session to come back.  It returns 0 only if,
+ * at the moment it returns, the hold is valid by zkl_mutex_holding()'s
+ * rule: our node was made on the current session and the server was heard
+ * from within the session timeout.  Nothing learned before a pause is
+ * trusted for that: a call paused while queued (SIGSTOP, a stall) whose
+ * session expired meanwhile never returns 0 on the lost session; it queues
+ * again on the new one (a new, larger token) or fails with ZKL_ELOST.
  *   0               held.
  *   ZKL_ECANCELED   zkl_mutex_cancel() was called while waiting.
- *   ZKL_ELOST       the session expired or was closed (also for a
- *                   recursive call whose earlier hold was lost).
+ *   ZKL_ELOST       the session expired or was closed and no new one comes
+ *                   (reestablish off), or a recursive call whose earlier
+ *                   hold was lost.
+ *   ZKL_ESUSPENDED  a recursive call while the connection is down: the
+ *                   earlier hold is in doubt; the count is unchanged.
  *   ZKL_EAGAIN      the recursion count would overflow.
  *   ZKL_EINVAL      m is NULL.
  *   ZKL_ENOMEM      allocation failed.
@@ -79,17 +88,23 @@ ZKL_EXTERN int zkl_mutex_lock(zkl_mutex_t *m);
  * the cost is one listing and no write: nothing is created.  When it looks
  * free, zkl creates its node and checks again; if it lost that race its node
  * is deleted before returning.
- *   0               held.
+ *   0               held (valid by zkl_mutex_holding()'s rule, as for
+ *                   zkl_mutex_lock()).
  *   ZKL_EBUSY       held by another contender (or, locally, another thread
  *                   of this process is using the object).
- *   ZKL_ESUSPENDED  the connection is down: nothing was tried.
+ *   ZKL_ESUSPENDED  the connection is down: nothing was tried, or the
+ *                   connection went down as the lock was granted (the node
+ *                   is deleted once it is back); a recursive call on a hold
+ *                   in doubt.
  *   others          as for zkl_mutex_lock(). */
 ZKL_EXTERN int zkl_mutex_trylock(zkl_mutex_t *m);
 
 /* As zkl_mutex_lock(), giving up after timeout_ms milliseconds (0 behaves as
- * zkl_mutex_trylock(); negative waits forever).
+ * zkl_mutex_trylock(); negative waits forever).  The deadline holds also
+ * across a pause: a grant that comes only after it is refused.
  *   ZKL_ETIMEDOUT   not obtained in time (also when the connection was down
- *                   all along).  The node is deleted before the call
+ *                   all along, or the deadline passed while the process was
+ *                   paused, even if its turn came meanwhile).  The node is deleted before the call
  *                   returns, or, if the connection is down, by the
  *                   session's own thread as soon as it is back.
  *   others          as for zkl_mutex_lock(). */

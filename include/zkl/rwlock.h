@@ -58,9 +58,16 @@ ZKL_EXTERN int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s,
                                  const zkl_rwlock_opts_t *opts);
 
 /* Takes the read lock (shared), blocking; the timed form gives up after
- * timeout_ms (0: try, negative: forever), the try form at once.
+ * timeout_ms (0: try, negative: forever), the try form at once.  As for
+ * zkl_mutex_lock(), 0 only on a hold that is valid when the call returns
+ * (zkl_rwlock_holding()'s rule: never on a session lost while the call
+ * waited or was paused), and a timed call whose deadline passed fails with
+ * ZKL_ETIMEDOUT even if its turn came meanwhile.
  *   0               held for reading (a repeated call counts up; the write
  *                   holder gets it at once: see downgrade above).
+ *   ZKL_ESUSPENDED  also: a repeated call or a downgrade while the
+ *                   connection is down (the hold is in doubt; nothing
+ *                   changes).
  *   ZKL_EBUSY       try: a writer holds it or waits ahead, or another
  *                   thread of this process is using this object (threads
  *                   sharing one object do not share a read hold: give
