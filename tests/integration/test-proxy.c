@@ -198,66 +198,98 @@ static void record_state(zkl_session_t *s, zkl_session_state_t st,
   pthread_mutex_unlock(&r->mu);
 }
 
-static int renewed(void *arg) {
-  zkl_session_t **sp = arg; /* [0] the session, [1] its first id */
-  return zkl_session_state(sp[0]) == ZKL_SESSION_CONNECTED &&
-         zkl_session_id(sp[0]) != (int64_t)(intptr_t)sp[1];
+/* One client of the outage test: its session and what it reported. */
+struct client {
+  zkl_session_t *s;
+  int64_t first_id;
+  int before; /* states reported before the outage (the open's CONNECTED) */
+  struct states r;
+};
+
+static int first_reported(void *arg) {
+  struct states *r = arg;
+  pthread_mutex_lock(&r->mu);
+  int n = r->n;
+  pthread_mutex_unlock(&r->mu);
+  return n >= 1;
 }
 
-/* An outage three session timeouts long: exactly one SUSPENDED, one LOST
- * and one CONNECTED (one new session), and the new session is not declared
- * LOST after it connects (its "last heard" starts when it connects, not
- * when its handle was made, during the outage).  It works: a lock. */
+static int all_renewed(void *arg) {
+  struct client *c = arg;
+  for (int i = 0; i < 3; i++)
+    if (zkl_session_state(c[i].s) != ZKL_SESSION_CONNECTED ||
+        zkl_session_id(c[i].s) == c[i].first_id)
+      return 0;
+  return 1;
+}
+
+/* What a client reported since the outage began: 1 if exactly SUSPENDED,
+ * LOST, CONNECTED; *seen says what it was (ms after `back`). */
+static int reported_once(struct client *c, int64_t back, char *seen,
+                         size_t len) {
+  static const char *names[] = {"CONNECTING", "CONNECTED", "SUSPENDED",
+                                "LOST", "CLOSED", "RECONNECTED"};
+  pthread_mutex_lock(&c->r.mu);
+  seen[0] = '\0';
+  for (int i = c->before; i < c->r.n; i++)
+    snprintf(seen + strlen(seen), len - strlen(seen), "%s%s@%+" PRId64,
+             i > c->before ? " " : "", names[c->r.state[i] % 6],
+             c->r.at[i] - back);
+  const int *st = c->r.state + c->before;
+  int ok = c->r.n - c->before == 3 && st[0] == ZKL_SESSION_SUSPENDED &&
+           st[1] == ZKL_SESSION_LOST && st[2] == ZKL_SESSION_CONNECTED;
+  pthread_mutex_unlock(&c->r.mu);
+  return ok;
+}
+
+/* An outage three session timeouts long, for three clients: each reports
+ * exactly one SUSPENDED, one LOST and one CONNECTED (one new session), and
+ * no new session is declared LOST after it connects (its "last heard"
+ * starts when it connects, not when its handle was made, during the
+ * outage).  Each works at once: a lock. */
 START_TEST(long_outage_gives_one_new_session) {
   if (!single_server()) return;
   enum { T = 2000 };
-  char root[128], hosts[64];
+  char root[128], hosts[64], seen[256];
   it_root(root, sizeof root, "outage");
   it_proxy_t *x = it_proxy_start();
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(x));
-  struct states r = {.n = 0};
-  pthread_mutex_init(&r.mu, NULL);
-  zkl_session_opts_t o;
-  zkl_session_opts_init(&o);
-  o.session_timeout_ms = T;
-  o.on_state = record_state;
-  o.state_arg = &r;
-  zkl_session_t *s = NULL;
-  ck_assert_int_eq(zkl_session_open(&s, hosts, &o), 0);
-  int64_t first_id = zkl_session_id(s);
-  pthread_mutex_lock(&r.mu);
-  int before = r.n; /* the first CONNECTED, reported by the open */
-  pthread_mutex_unlock(&r.mu);
+  struct client c[3];
+  memset(c, 0, sizeof c);
+  for (int i = 0; i < 3; i++) {
+    pthread_mutex_init(&c[i].r.mu, NULL);
+    zkl_session_opts_t o;
+    zkl_session_opts_init(&o);
+    o.session_timeout_ms = T;
+    o.on_state = record_state;
+    o.state_arg = &c[i].r;
+    ck_assert_int_eq(zkl_session_open(&c[i].s, hosts, &o), 0);
+    c[i].first_id = zkl_session_id(c[i].s);
+    ck_assert_msg(it_wait_until(first_reported, &c[i].r, 5000),
+                  "the open's CONNECTED was not reported");
+    c[i].before = 1;
+  }
   it_proxy_blackhole(x, 1);
   it_sleep_ms(3 * T);
   it_proxy_blackhole(x, 0);
-  void *arg[2] = {s, (void *)(intptr_t)first_id};
-  ck_assert_msg(it_wait_until(renewed, arg, 6 * T), "no new session");
+  ck_assert_msg(it_wait_until(all_renewed, c, 6 * T), "no new sessions");
   int64_t back = it_now_ms();
-  it_sleep_ms(2 * T + T / 2); /* a LOST of the new session would show */
-  ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
-  zkl_mutex_t *m = it_mutex(s, root);
-  ck_assert_int_eq(zkl_mutex_timedlock(m, 5000), 0);
-  ck_assert_int_eq(zkl_mutex_holding(m), 1);
-  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
-  zkl_mutex_destroy(m);
-  pthread_mutex_lock(&r.mu);
-  char seen[256] = "";
-  static const char *names[] = {"CONNECTING", "CONNECTED", "SUSPENDED",
-                                "LOST", "CLOSED", "RECONNECTED"};
-  for (int i = before; i < r.n; i++)
-    snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s@%+" PRId64,
-             i > before ? " " : "", names[r.state[i] % 6], r.at[i] - back);
-  const int *st = r.state + before;
-  int n = r.n - before, ok = n == 3 && st[0] == ZKL_SESSION_SUSPENDED &&
-                            st[1] == ZKL_SESSION_LOST &&
-                            st[2] == ZKL_SESSION_CONNECTED;
-  pthread_mutex_unlock(&r.mu);
-  ck_assert_msg(ok, "want SUSPENDED LOST CONNECTED, got %d: %s (ms after "
-                "the new session was seen)", n, seen);
-  ck_assert(zkl_session_id(s) != first_id);
-  zkl_session_close(s); /* joins the thread that reports states */
-  pthread_mutex_destroy(&r.mu);
+  it_sleep_ms(2 * T + T / 2); /* a LOST of a new session would show */
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(zkl_session_state(c[i].s), ZKL_SESSION_CONNECTED);
+    zkl_mutex_t *m = it_mutex(c[i].s, root);
+    ck_assert_int_eq(zkl_mutex_timedlock(m, 5000), 0);
+    ck_assert_int_eq(zkl_mutex_holding(m), 1);
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+    zkl_mutex_destroy(m);
+    ck_assert_msg(reported_once(&c[i], back, seen, sizeof seen),
+                  "client %d: want SUSPENDED LOST CONNECTED, got %s (ms "
+                  "after the new sessions were seen)", i, seen);
+  }
+  for (int i = 0; i < 3; i++) {
+    zkl_session_close(c[i].s); /* joins the thread that reports states */
+    pthread_mutex_destroy(&c[i].r.mu);
+  }
   it_proxy_stop(x);
 }
 END_TEST
