@@ -59,7 +59,8 @@ static int connect_target(int port) {
 
 static int write_all(int fd, const unsigned char *b, size_t n) {
   while (n > 0) {
-    ssize_t w = write(fd, b, n);
+    /* a peer that closed its end must not kill us with SIGPIPE */
+    ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return -1;
     b += w;

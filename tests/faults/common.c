@@ -1,0 +1,331 @@
+/* tests/faults/common.c - the shared log, the checker, the recipes behind
+ * one face, and the harness's verbs (see faults.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faults.h"
+
+const char *fc_kind_names[] = {"mutex", "rwlock", "election"};
+
+/* ---- the log ------------------------------------------------------------- */
+
+int64_t fc_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+struct fc_log *fc_log_new(void) {
+  struct fc_log *l = mmap(NULL, sizeof *l, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert(l != MAP_FAILED);
+  memset(l, 0, sizeof *l);
+  return l;
+}
+
+void fc_log_free(struct fc_log *l) { munmap(l, sizeof *l); }
+
+void fc_add(struct fc_log *l, int type, int lane, int who, int shared,
+            uint64_t token) {
+  int k = __atomic_fetch_add(&l->n, 1, __ATOMIC_SEQ_CST);
+  if (k >= FC_MAXREC) return;
+  struct fc_rec *r = &l->r[k];
+  r->lane = lane;
+  r->who = who;
+  r->shared = shared;
+  r->token = token;
+  r->t_us = fc_now_us();
+  __atomic_store_n(&r->type, type, __ATOMIC_SEQ_CST);
+}
+
+static int count(const struct fc_log *l) {
+  int n = __atomic_load_n(&l->n, __ATOMIC_SEQ_CST);
+  return n < FC_MAXREC ? n : FC_MAXREC;
+}
+
+/* ---- the checker ------------------------------------------------------------ */
+
+/* After the pause at index p: was `who` told first thing once resumed (or
+ * did it never act again)? */
+static int told_after_pause(const struct fc_log *l, int n, int p) {
+  const struct fc_rec *pr = &l->r[p];
+  int k = p + 1;
+  for (; k < n; k++)
+    if (l->r[k].who == pr->who && l->r[k].lane == pr->lane &&
+        l->r[k].type == R_RESUME)
+      break;
+  for (k++; k < n; k++) {
+    const struct fc_rec *r = &l->r[k];
+    if (r->who != pr->who || r->lane != pr->lane) continue;
+    if (r->type == R_TOLD || r->type == R_KILLED) return 1;
+    if (r->type == R_ENTER || r->type == R_EXIT) return 0;
+  }
+  return 1;
+}
+
+struct holder {
+  int open, shared, told;
+  uint64_t token;
+};
+
+static void violation(fc_verdict_t *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void violation(fc_verdict_t *v, const char *fmt, ...) {
+  if (v->violations++ == 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->first, sizeof v->first, fmt, ap);
+    va_end(ap);
+  }
+}
+
+void fc_check(const struct fc_log *l, int lane, fc_verdict_t *v) {
+  static struct holder h[FC_MAXWHO];
+  memset(h, 0, sizeof h);
+  memset(v, 0, sizeof *v);
+  int n = count(l);
+  uint64_t max_token = 0, writer_token = 0;
+  int64_t t0 = n > 0 ? l->r[0].t_us : 0;
+  for (int k = 0; k < n; k++) {
+    const struct fc_rec *r = &l->r[k];
+    if (r->lane != lane || r->type == 0) continue;
+    ck_assert_int_lt(r->who, FC_MAXWHO);
+    struct holder *me = &h[r->who];
+    switch (r->type) {
+      case R_PAUSE:
+        if (me->open && told_after_pause(l, n, k)) me->told = 1;
+        break;
+      case R_TOLD: me->told = 1; break;
+      case R_KILLED: me->open = 0; break;
+      case R_EXIT: me->open = 0; break;
+      case R_ENTER:
+        v->entries++;
+        for (int o = 0; o < FC_MAXWHO; o++)
+          if (o != r->who && h[o].open && !h[o].told &&
+              !(r->shared && h[o].shared))
+            violation(v, "w%d entered with token %" PRIu64 " at +%.3f s "
+                      "while w%d held with token %" PRIu64 " and had not been "
+                      "told", r->who, r->token, (r->t_us - t0) / 1e6, o,
+                      h[o].token);
+        /* the same hold announced again (an election leader whose
+         * session came back after SUSPENDED): its own token, nobody
+         * granted since */
+        int again = me->open && me->told && r->token == me->token &&
+                    r->token == max_token;
+        if (!again && (r->token == 0 ||
+                       r->token <= (r->shared ? writer_token : max_token)))
+          violation(v, "w%d entered at +%.3f s with token %" PRIu64 ", not "
+                    "above %" PRIu64 " granted before", r->who,
+                    (r->t_us - t0) / 1e6, r->token,
+                    r->shared ? writer_token : max_token);
+        if (!r->shared) writer_token = r->token;
+        if (r->token > max_token) max_token = r->token;
+        me->open = 1;
+        me->shared = r->shared;
+        me->told = 0;
+        me->token = r->token;
+        break;
+    }
+  }
+}
+
+int fc_entered_after(const struct fc_log *l, int lane, int who, int after) {
+  int n = count(l);
+  for (int k = after + 1; k < n; k++)
+    if (l->r[k].lane == lane && l->r[k].who == who &&
+        l->r[k].type == R_ENTER)
+      return 1;
+  return 0;
+}
+
+/* ---- the recipes behind one face --------------------------------------------- */
+
+static struct fc_log *self_log;
+static int self_lane, self_who;
+
+void fc_worker_is(struct fc_log *l, int lane, int who) {
+  self_log = l;
+  self_lane = lane;
+  self_who = who;
+}
+
+static void on_state(zkl_session_t *s, zkl_session_state_t st, void *arg) {
+  (void)s, (void)arg;
+  if (self_log != NULL &&
+      (st == ZKL_SESSION_SUSPENDED || st == ZKL_SESSION_LOST))
+    fc_add(self_log, R_TOLD, self_lane, self_who, 0, 0);
+}
+
+zkl_session_t *fc_session(const char *hosts, int timeout_ms) {
+  zkl_session_opts_t o;
+  zkl_session_opts_init(&o);
+  o.session_timeout_ms = timeout_ms;
+  o.connect_timeout_ms = 30000;
+  o.on_state = on_state;
+  zkl_session_t *s = NULL;
+  return zkl_session_open(&s, hosts, &o) == 0 ? s : NULL;
+}
+
+static void on_elected(zkl_election_t *e, uint64_t token, void *arg) {
+  (void)e;
+  fc_held_t *h = arg;
+  fc_add(h->log, R_ENTER, h->lane, h->who, 0, token);
+}
+
+static void on_revoked(zkl_election_t *e, zkl_election_reason_t why,
+                       void *arg) {
+  (void)e, (void)why;
+  fc_held_t *h = arg;
+  fc_add(h->log, R_TOLD, h->lane, h->who, 0, 0);
+}
+
+int fc_held_make(fc_held_t *h, zkl_session_t *s, const char *path) {
+  char id[16];
+  snprintf(id, sizeof id, "w%d", h->who);
+  zkl_election_opts_t eo;
+  zkl_election_opts_init(&eo);
+  eo.on_elected = on_elected;
+  eo.on_revoked = on_revoked;
+  eo.arg = h;
+  switch (h->kind) {
+    case K_MUTEX: return zkl_mutex_create(&h->m, s, path, NULL);
+    case K_RWLOCK: return zkl_rwlock_create(&h->l, s, path, NULL);
+    case K_ELECTION:
+      return zkl_election_create(&h->e, s, path, id, strlen(id), &eo);
+  }
+  return ZKL_EINVAL;
+}
+
+void fc_held_free(fc_held_t *h) {
+  zkl_mutex_destroy(h->m);
+  zkl_rwlock_destroy(h->l);
+  zkl_election_destroy(h->e);
+  h->m = NULL;
+  h->l = NULL;
+  h->e = NULL;
+}
+
+static int take(fc_held_t *h, int shared, int64_t t) {
+  switch (h->kind) {
+    case K_MUTEX: return t < 0 ? zkl_mutex_lock(h->m)
+                               : zkl_mutex_timedlock(h->m, t);
+    case K_RWLOCK:
+      if (shared)
+        return t < 0 ? zkl_rwlock_rdlock(h->l) : zkl_rwlock_timedrdlock(h->l, t);
+      return t < 0 ? zkl_rwlock_wrlock(h->l) : zkl_rwlock_timedwrlock(h->l, t);
+    case K_ELECTION: {
+      int rc = zkl_election_start(h->e);
+      if (rc != 0 && rc != ZKL_EBUSY) return rc;
+      rc = zkl_election_await(h->e, t);
+      if (rc == ZKL_ETIMEDOUT) zkl_election_resign(h->e);
+      return rc;
+    }
+  }
+  return ZKL_EINVAL;
+}
+
+int fc_held_take(fc_held_t *h, int shared, int64_t timeout_ms) {
+  int rc = take(h, shared, timeout_ms);
+  if (rc != 0 || h->kind == K_ELECTION) return rc;
+  /* the grant as it was made: the token read without any check */
+  uint64_t t = 0;
+  if (h->kind == K_MUTEX) zkl_mutex_token(h->m, &t);
+  else zkl_rwlock_token(h->l, &t);
+  fc_add(h->log, R_ENTER, h->lane, h->who, shared, t);
+  return 0;
+}
+
+int fc_held_ok(fc_held_t *h) {
+  switch (h->kind) {
+    case K_MUTEX: return zkl_mutex_holding(h->m) == 1;
+    case K_RWLOCK: return zkl_rwlock_holding(h->l) > 0;
+    case K_ELECTION: return zkl_election_is_leader(h->e) == 1;
+  }
+  return 0;
+}
+
+int fc_held_act(fc_held_t *h, int ms, const int *stop) {
+  /* holding() is asked before every act, and once more after the last nap:
+   * a holder paused past its deadline must learn it lost the lock before
+   * it releases (its EXIT would read as acting on a lost hold) */
+  for (int64_t end = it_now_ms() + ms;;) {
+    if (!fc_held_ok(h)) {
+      fc_add(h->log, R_TOLD, h->lane, h->who, 0, 0);
+      return 0;
+    }
+    if (it_now_ms() >= end ||
+        (stop != NULL && __atomic_load_n(stop, __ATOMIC_SEQ_CST)))
+      return 1;
+    usleep(2000);
+  }
+}
+
+void fc_held_work(fc_held_t *h, int shared, int ms) {
+  fc_held_act(h, ms, NULL);
+  fc_held_release(h, shared);
+}
+
+void fc_held_release(fc_held_t *h, int shared) {
+  fc_add(h->log, R_EXIT, h->lane, h->who, shared, 0);
+  if (h->kind == K_MUTEX) zkl_mutex_unlock(h->m);
+  else if (h->kind == K_RWLOCK) zkl_rwlock_unlock(h->l);
+  else {
+    zkl_election_resign(h->e);
+    while (zkl_election_is_leader(h->e) == 1) usleep(1000);
+  }
+}
+
+int fc_env_int(const char *name, int dflt) {
+  const char *v = getenv(name);
+  return v != NULL && atoi(v) > 0 ? atoi(v) : dflt;
+}
+
+/* ---- the harness ------------------------------------------------------------- */
+
+void fc_harness_env(const char *env, const char *verb, int id) {
+  char cmd[1024], ids[16] = "";
+  if (id > 0) snprintf(ids, sizeof ids, "%d", id);
+  snprintf(cmd, sizeof cmd, "%s \"%s\" %s \"%s\" %s >/dev/null 2>&1", env,
+           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ENSEMBLE_DIR"),
+           ids);
+  ck_assert_msg(system(cmd) == 0, "harness %s %d failed", verb, id);
+}
+
+void fc_harness(const char *verb, int id) { fc_harness_env("", verb, id); }
+
+int fc_leader_id(void) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "\"%s\" leader \"%s\"", getenv("ZKL_TEST_HARNESS"),
+           getenv("ZKL_TEST_ENSEMBLE_DIR"));
+  FILE *f = popen(cmd, "r");
+  int id = 0;
+  if (f != NULL && fscanf(f, "%d", &id) != 1) id = 0;
+  if (f != NULL) pclose(f);
+  return id;
+}
+
+int fc_server_port(int id) {
+  const char *p = it_hosts();
+  for (int i = 1; i < id && p != NULL; i++) {
+    p = strchr(p, ',');
+    if (p != NULL) p++;
+  }
+  const char *colon = p != NULL ? strchr(p, ':') : NULL;
+  ck_assert_msg(colon != NULL, "no server %d in %s", id, it_hosts());
+  return atoi(colon + 1);
+}
+
+int fc_orphans(zkl_session_t *s, const char *path, int timeout_ms) {
+  int left = -1;
+  for (int64_t end = it_now_ms() + timeout_ms;;) {
+    left = it_children(s, path, NULL);
+    if (left == 0 || it_now_ms() >= end) return left;
+    it_sleep_ms(100);
+  }
+}
