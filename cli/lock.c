@@ -93,7 +93,15 @@ static void *locker_main(void *arg) {
   locker_t *l = arg;
   int rc = lock_acquire(l), gone = 0;
   if (rc == 0) {
+    /* the id first, then holding(): session ids only move forward, so a
+     * hold still valid after the read was granted on that session */
     l->session_id = zkl_session_id(l->s);
+    int h = l->m != NULL ? zkl_mutex_holding(l->m) : zkl_rwlock_holding(l->rw);
+    if (h < 0 && h != ZKL_ESUSPENDED) { /* lost already: never start CMD */
+      lock_release(l);
+      cli_loop_post_arg(CLI_EV_ACQUIRED, ZKL_ELOST);
+      return NULL;
+    }
     describe_hold(l);
     gone = watch_node(l->s, l->node);
   }

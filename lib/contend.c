@@ -697,6 +697,13 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
  * the node (again: a late first delete only makes its one a no-op). */
 static void abandon(zkl__contender_t *c, int granted) {
   if (c->node == NULL) return;
+  if (zkl__session_health(c->s) == ZKL_ESUSPENDED) {
+    /* no request into a dead connection: the janitor's job */
+    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+    free(c->node);
+    c->node = NULL;
+    return;
+  }
   c->dl = zkl__deadline_after_ms(ABANDON_GRACE_MS);
   /* refused after the grant (a deadline that passed, a cancel): it leaves
    * as a holder would, so that the waiter behind needs no look below */

@@ -117,16 +117,28 @@ static int lead(zkl_election_t *e, unsigned cancel_seen, int announced) {
     }
     if (h == 0 && !announced) { /* back: leading again if still ours */
       int own = zkl__contend_owned(&e->c, 1, cancel_seen);
-      if (own == ZKL_ELOST) continue;
+      if (own == ZKL_ELOST) { /* gone, though not yet told: as above */
+        int again = zkl__session_renews(e->c.s);
+        step_down(e, again ? E_CANDIDATE : E_IDLE, 0, ZKL_REASON_LOST);
+        return again ? 1 : ZKL_ELOST;
+      }
       if (own == ZKL_ECANCELED) {
         step_down(e, E_IDLE, 0, ZKL_REASON_RESIGNED);
         return ZKL_ECANCELED;
       }
-      if (own != 1) {
+      if (own != 1) { /* our node is gone */
         step_down(e, E_CANDIDATE, 0, ZKL_REASON_LOST);
         return 1;
       }
-      announced = elected(e, cancel_seen) == 1;
+      int el = elected(e, cancel_seen);
+      if (el == 0) { /* a resign came meanwhile: no look again */
+        step_down(e, E_IDLE, 0, ZKL_REASON_RESIGNED);
+        return ZKL_ECANCELED;
+      }
+      /* ESUSPENDED / ELOST: not announced; the session's state moved, so
+       * this returns at once and the next turn waits or ends */
+      announced = el == 1;
+      if (!announced) zkl__contend_hold_wait(&e->c, epoch, cancel_seen);
       continue;
     }
     int w = zkl__contend_hold_wait(&e->c, epoch, cancel_seen);

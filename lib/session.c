@@ -178,8 +178,10 @@ static void note_session_event(zkl_session_t *s, int state) {
      * has just made it, and "last heard" must not still count from when
      * its handle was made (during an outage, maybe long ago), or it would
      * be declared LOST the moment it connects.  Safe even if this event
-     * is handled late (a pause): no node of ours lives on a new session
-     * yet, and the create of one is answered only while it is alive. */
+     * is handled late (a pause): no request of ours was sent on the new
+     * handle before it (zkl__zh_pin), so no node of ours lives on the new
+     * session yet, and a create sent later is answered only while the
+     * session is alive, after this moment. */
     if (s->state != ZKL_SESSION_CONNECTED &&
         s->state != ZKL_SESSION_SUSPENDED)
       s->last_heard_ns = zkl__now_ns();
@@ -533,7 +535,14 @@ void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op) {
 zhandle_t *zkl__zh_pin(zkl_session_t *s, zkl__inflight_t *op) {
   pthread_rwlock_rdlock(&s->zh_rw);
   pthread_mutex_lock(&s->mu);
-  zhandle_t *zh = s->state == ZKL_SESSION_CLOSED ? NULL : s->zh;
+  /* A handle made after LOST (renew) takes no request until its CONNECTED
+   * has been handled: the client would queue one and send it right after
+   * the handshake, and a create answered before that event counts as
+   * made on a session heard from only when the event is handled (maybe
+   * after a pause that outlived the session).  The caller hears ZCLOSING,
+   * a loss, and queues again once the new session is connected. */
+  int renewing = s->state == ZKL_SESSION_LOST && !s->zh_dead;
+  zhandle_t *zh = s->state == ZKL_SESSION_CLOSED || renewing ? NULL : s->zh;
   if (op != NULL && zh != NULL) {
     op->zh = zh;
     op->prev = NULL;
