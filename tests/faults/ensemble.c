@@ -129,6 +129,7 @@ START_TEST(checker_under_fault) {
            "holds", "violations", "orphans", "next hold");
     printf("|----------|--------------------------|-------|------------|"
            "---------|-----------|\n");
+    fflush(stdout); /* before the fork: no copy of it in the workers */
   }
   fault_t f = (fault_t)(_i % 4);
   fc_kind_t kind = (fc_kind_t)(_i / 4);

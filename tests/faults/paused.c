@@ -168,6 +168,7 @@ START_TEST(paused_waiter_is_never_granted_on_a_lost_session) {
            "orphans");
     printf("|------------------------|--------|----------------|------------|"
            "-----------|----------|---------|\n");
+    fflush(stdout); /* before the fork: no copy of it in the workers */
   }
   int lanes = fc_env_int("ZKL_PAUSED_LANES", 5);
   if (lanes * S_COUNT > MAXLANES) lanes = MAXLANES / S_COUNT;
