@@ -352,6 +352,14 @@ static void forget_node(zkl__contender_t *c) {
   c->node = NULL;
 }
 
+/* Hands our node to the janitor (no request into a dead connection: it
+ * deletes the node once the connection is back) and forgets it. */
+static void to_janitor(zkl__contender_t *c) {
+  zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+  free(c->node);
+  c->node = NULL;
+}
+
 /* One attempt at deleting our node; with `mark` (a holder's release),
  * changing its data first in the same multi, which tells the node's
  * watcher that it left as holder.  A ZooKeeper code. */
@@ -698,10 +706,7 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
 static void abandon(zkl__contender_t *c, int granted) {
   if (c->node == NULL) return;
   if (zkl__session_health(c->s) == ZKL_ESUSPENDED) {
-    /* no request into a dead connection: the janitor's job */
-    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
-    free(c->node);
-    c->node = NULL;
+    to_janitor(c);
     return;
   }
   c->dl = zkl__deadline_after_ms(ABANDON_GRACE_MS);
@@ -856,10 +861,8 @@ int zkl__contend_release_nowait(zkl__contender_t *c) {
     forget_node(c);
     return ZKL_ELOST;
   }
-  if (h != 0) { /* no request into a dead connection: the janitor's job */
-    zkl__janitor_add(c->s, c->root, c->prefix, c->node);
-    free(c->node);
-    c->node = NULL;
+  if (h != 0) {
+    to_janitor(c);
     return ZKL_ESUSPENDED;
   }
   c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
@@ -947,6 +950,14 @@ int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen) {
 int zkl__contend_hold_health(zkl__contender_t *c) {
   int h = zkl__session_health(c->s);
   if (h == 0 && zkl_session_id(c->s) != c->session_id) h = ZKL_ELOST;
+  return h;
+}
+
+int zkl__contend_hold_again(zkl__contender_t *c) {
+  int h = zkl__contend_hold_health(c);
+  if (h == ZKL_ESUSPENDED)
+    return zkl__fail(h, "the connection is down: the hold of %s is in doubt",
+                     c->root);
   return h;
 }
 

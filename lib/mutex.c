@@ -80,12 +80,7 @@ static int acquire_in(zkl_mutex_t *m, int64_t deadline,
                       unsigned cancel_seen) {
   pthread_mutex_lock(&m->own.mu);
   if (held_by_me(m)) {
-    /* a further hold only on a hold holding() vouches for: in doubt
-     * (ESUSPENDED) or gone (ELOST), the count stays */
-    int rc = zkl__contend_hold_health(&m->c);
-    if (rc == ZKL_ESUSPENDED)
-      rc = zkl__fail(rc, "the connection is down: the hold of %s is in doubt",
-                     m->c.root);
+    int rc = zkl__contend_hold_again(&m->c); /* else the count stays */
     if (rc == 0 && m->count == UINT_MAX) rc = ZKL_EAGAIN;
     if (rc == 0) m->count++;
     pthread_mutex_unlock(&m->own.mu);

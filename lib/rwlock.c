@@ -68,12 +68,7 @@ static int hold_again(zkl_rwlock_t *l, int write) {
     return zkl__fail(ZKL_EDEADLK, "the calling thread holds the read lock "
                      "of %s: release it before taking the write lock",
                      l->wr.root);
-  /* a further hold (a downgrade too) only on a hold holding() vouches
-   * for: in doubt (ESUSPENDED) or gone (ELOST), nothing changes */
-  int rc = zkl__contend_hold_health(backing(l));
-  if (rc == ZKL_ESUSPENDED)
-    rc = zkl__fail(rc, "the connection is down: the hold of %s is in doubt",
-                   l->wr.root);
+  int rc = zkl__contend_hold_again(backing(l)); /* a downgrade too */
   unsigned *count = write ? &l->wcount : &l->rcount;
   if (rc == 0 && *count == UINT_MAX) rc = ZKL_EAGAIN;
   if (rc != 0) return rc;

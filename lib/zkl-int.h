@@ -361,5 +361,9 @@ int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen);
 /* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
  * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
 int zkl__contend_hold_health(zkl__contender_t *c);
+/* May a further hold (a recursive lock, a downgrade) be counted on the
+ * hold through c?  Only on one holding() vouches for: 0; ZKL_ESUSPENDED
+ * (in doubt) or ZKL_ELOST, with a detail message. */
+int zkl__contend_hold_again(zkl__contender_t *c);
 
 #endif /* ZKL_INT_H */

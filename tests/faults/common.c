@@ -288,12 +288,18 @@ int fc_env_int(const char *name, int dflt) {
 
 /* ---- the harness ------------------------------------------------------------- */
 
-void fc_harness_env(const char *env, const char *verb, int id) {
-  char cmd[1024], ids[16] = "";
+void fc_harness_cmd(char *cmd, size_t len, const char *env, const char *verb,
+                    int id) {
+  char ids[16] = "";
   if (id > 0) snprintf(ids, sizeof ids, "%d", id);
-  snprintf(cmd, sizeof cmd, "%s \"%s\" %s \"%s\" %s >/dev/null 2>&1", env,
+  snprintf(cmd, len, "%s \"%s\" %s \"%s\" %s >/dev/null 2>&1", env,
            getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ENSEMBLE_DIR"),
            ids);
+}
+
+void fc_harness_env(const char *env, const char *verb, int id) {
+  char cmd[1024];
+  fc_harness_cmd(cmd, sizeof cmd, env, verb, id);
   ck_assert_msg(system(cmd) == 0, "harness %s %d failed", verb, id);
 }
 
@@ -322,10 +328,6 @@ int fc_server_port(int id) {
 }
 
 int fc_orphans(zkl_session_t *s, const char *path, int timeout_ms) {
-  int left = -1;
-  for (int64_t end = it_now_ms() + timeout_ms;;) {
-    left = it_children(s, path, NULL);
-    if (left == 0 || it_now_ms() >= end) return left;
-    it_sleep_ms(100);
-  }
+  return it_wait_children(s, path, 0, timeout_ms) ? 0
+                                                  : it_children(s, path, NULL);
 }

@@ -102,6 +102,9 @@ void fc_held_work(fc_held_t *h, int shared, int ms);
 
 /* ---- the harness's verbs on the ensemble ----------------------------------- */
 
+/* The shell command for a harness verb (id 0: none), its output dropped. */
+void fc_harness_cmd(char *cmd, size_t len, const char *env, const char *verb,
+                    int id);
 /* Runs a harness verb (id 0: none), with an optional environment
  * assignment in front; fails the test if it fails. */
 void fc_harness_env(const char *env, const char *verb, int id);

@@ -334,17 +334,9 @@ static void note(fault_t kind, int lane, int who, int dur_ms) {
 
 /* ---- the harness, without asserting (a failure is counted) --------------- */
 
-static void harness_cmd(char *cmd, size_t len, const char *verb, int id) {
-  char ids[16] = "";
-  if (id > 0) snprintf(ids, sizeof ids, "%d", id);
-  snprintf(cmd, len, "\"%s\" %s \"%s\" %s >/dev/null",
-           getenv("ZKL_TEST_HARNESS"), verb, getenv("ZKL_TEST_ENSEMBLE_DIR"),
-           ids);
-}
-
 static int harness_now(const char *verb, int id) {
   char cmd[1024];
-  harness_cmd(cmd, sizeof cmd, verb, id);
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
   if (system(cmd) == 0) return 1;
   fprintf(stderr, "nemesis: harness %s %d failed\n", verb, id);
   nm.harness_failures++;
@@ -355,7 +347,7 @@ static int harness_now(const char *verb, int id) {
  * child so the schedule goes on meanwhile. */
 static pid_t harness_async(const char *verb, int id) {
   char cmd[1024];
-  harness_cmd(cmd, sizeof cmd, verb, id);
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
   pid_t pid = fork();
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
