@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 /* ---- help texts ------------------------------------------------------------ */
 

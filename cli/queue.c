@@ -1,11 +1,11 @@
 /* cli/queue.c - queue order and holders of a path's children, decided by
- * the library's own name parser and drivers (lib/names.c, lib/driver.c). */
+ * the library's own name parser and drivers (lib/core/names.c, the drivers in lib/recipes/). */
 #include "queue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkl-int.h"
+#include "core/contend.h"
 
 const char *cli_kind_name(cli_kind_t kind) {
   switch (kind) {

@@ -1,5 +1,5 @@
 /* tests/unit/test-args.c - what needs no server: the public API's argument
- * checks, the mutex driver's predicates (lib/driver.c) and monotonic
+ * checks, the mutex driver's predicates (lib/recipes/mutex.c) and monotonic
  * deadlines (lib/time.c). */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include "suites.h"
-#include "zkl-int.h"
+#include "core/contend.h"
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -1,11 +1,11 @@
-/* tests/unit/test-drivers.c - the read/write lock's drivers (lib/driver.c):
+/* tests/unit/test-drivers.c - the read/write lock's drivers (lib/recipes/rwlock.c):
  * which nodes they queue behind and which one they watch; and the rwlock
  * and election API's argument checks. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "suites.h"
-#include "zkl-int.h"
+#include "core/contend.h"
 
 #define R(seq) {"_c_r-__READ__" #seq, seq, ZKL__KIND_READ}
 #define W(seq) {"_c_w-__WRIT__" #seq, seq, ZKL__KIND_WRITE}
@@ -51,6 +51,12 @@ START_TEST(only_mutex_and_writer_kinds_tell_a_release) {
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_LOCK), 0);
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_KAZOO_RLOCK), 0);
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_NONE), 0);
+  /* the core's table (names.c) and each recipe's driver agree */
+  const zkl__driver_t *all[] = {&zkl__driver_mutex, &zkl__driver_reader,
+                                &zkl__driver_writer, &zkl__driver_latch};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    ck_assert_int_eq(zkl__kind_marks_release(all[i]->kind) != 0,
+                     all[i]->tells_release != 0);
 }
 END_TEST
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "zkl-int.h"
+#include "core/contend.h"
 
 #define CURATOR_HEAD "_c_0f8e4b5a-3c2d-4e1f-9a8b-7c6d5e4f3a2b-"
 #define GOZK_HEAD "_c_9b2f0e6c1d7a4e3f8b5c2a1d0e9f8a7b-"

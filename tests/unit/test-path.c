@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "zkl-int.h"
+#include "core/contend.h"
 
 /* The path with bytes outside printable ASCII written as \xNN, for
  * messages (one buffer per call site is enough: used once per assert). */

@@ -1,4 +1,4 @@
-/* lib/session.c - one ZooKeeper connection: open/close, its state, and the
+/* lib/core/session.c - one ZooKeeper connection: open/close, its state, and the
  * single watcher that turns ZooKeeper events into condition-variable
  * signals.  The watcher runs on ZooKeeper's completion thread and does
  * nothing else: no ZooKeeper call, no user code. */
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 struct zkl_session {
   zhandle_t *zh;            /* the current handle; replaced when the

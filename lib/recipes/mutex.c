@@ -1,10 +1,30 @@
-/* lib/mutex.c - the exclusive lock: the mutex driver (driver.c) on the
+/* lib/recipes/mutex.c - the exclusive lock: the mutex driver on the
  * contention core, plus per-thread reentrancy (owner.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkl-int.h"
+#include "core/contend.h"
+
+/* ---- the driver ---- */
+
+/* The mutex queues behind every exclusive contender of the peers: Curator's
+ * and go-zookeeper's "-lock-" nodes and kazoo's "__lock__" nodes (kazoo's
+ * read locks do not block kazoo's own Lock either). */
+static int mutex_counts(zkl__kind_t k) {
+  return k == ZKL__KIND_LOCK || k == ZKL__KIND_KAZOO_LOCK;
+}
+
+
+const zkl__driver_t zkl__driver_mutex = {
+    .name = "mutex",
+    .marker = "lock-",
+    .kind = ZKL__KIND_LOCK,
+    .tells_release = 1,
+    .counts = mutex_counts,
+    .blocks = mutex_counts,
+    .blocker = zkl__blocker_exclusive,
+};
 
 #define DATA_MAX 1024
 

@@ -1,4 +1,4 @@
-/* lib/zkcall.c - ZooKeeper requests that honour a deadline.
+/* lib/core/zkcall.c - ZooKeeper requests that honour a deadline.
  *
  * ZooKeeper's synchronous calls return only when the server answers or the
  * client gives the connection up (up to 2/3 of the session timeout later
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 #define MAX_OPS 2
 

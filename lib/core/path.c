@@ -1,7 +1,7 @@
-/* lib/path.c - which strings may name a lock root. */
+/* lib/core/path.c - which strings may name a lock root. */
 #include <string.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 /* Length of the UTF-8 sequence starting at s, or 0 if it is not valid
  * (overlong forms, surrogates and code points past U+10FFFF refused). */

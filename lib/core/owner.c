@@ -1,4 +1,4 @@
-/* lib/owner.c - which thread of this process uses a recipe object now.
+/* lib/core/owner.c - which thread of this process uses a recipe object now.
  *
  * Recipe objects are reentrant per thread, like recursive pthread mutexes:
  * while one thread holds (or is acquiring) through an object, the other
@@ -7,7 +7,7 @@
  * the object (local and in the contention core). */
 #include <signal.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 int zkl__owner_init(zkl__owner_t *o) {
   o->busy = 0;

@@ -1,9 +1,9 @@
-/* lib/errors.c - error text, names and the per-thread detail message. */
+/* lib/core/errors.c - error text, names and the per-thread detail message. */
 #include <stdio.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 static _Thread_local char last_error[512];
 

@@ -1,11 +1,18 @@
-/* lib/zkl-int.h - PRIVATE to libzkl: not installed, not part of the API.
+/* lib/core/core.h - PRIVATE to libzkl: not installed, not part of the API.
+ *
+ * The core every recipe stands on, lowest layer first: errors, time,
+ * paths, node names, local ownership, the session (its connection, state
+ * and background work) and requests with a deadline.  The contention core
+ * and the recipe base sit on top of it (core/contend.h); the recipes, one
+ * file each, on top of those (lib/recipes/).  A lower layer reaches a
+ * higher one only through callbacks it is given.
  *
  * Internal non-static functions are named zkl__*; they are hidden by
  * -fvisibility=hidden, and unit tests reach them through the static
  * convenience library.
  */
-#ifndef ZKL_INT_H
-#define ZKL_INT_H
+#ifndef ZKL_CORE_H
+#define ZKL_CORE_H
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -34,6 +41,7 @@ int zkl__check_recipe_args(zkl_session_t *s, const char *path,
 /* ---- time (time.c) ---------------------------------------------------- */
 
 #define ZKL__FOREVER INT64_MAX
+#define ZKL__TRY 0   /* deadline value meaning "do not wait at all" */
 int64_t zkl__now_ns(void);                      /* CLOCK_MONOTONIC */
 /* Absolute deadline for a relative timeout; <0 = forever. */
 int64_t zkl__deadline_after_ms(int64_t timeout_ms);
@@ -83,6 +91,13 @@ int zkl__name_is_mine(const char *name, const char *prefix);
 /* Fills a fresh random prefix "_c_<uuid>-" (41 bytes with NUL). */
 #define ZKL__PREFIX_LEN 40
 void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]);
+/* Does a change of the data of a node of kind k mean that it left as a
+ * holder whose hold proved every lower node gone?  Only zkl's mutex and
+ * write-lock holders release that way (their drivers' tells_release);
+ * the peers never write their lock nodes' data, and zkl's readers and
+ * election candidates release with a plain delete.  Each kind belongs to
+ * one driver, so the kind alone tells. */
+int zkl__kind_marks_release(zkl__kind_t k);
 
 /* ---- local ownership (owner.c) ------------------------------------------- */
 
@@ -119,37 +134,6 @@ void zkl__owner_drain(zkl__owner_t *o, void (*kick)(void *), void *arg);
 /* Starts a thread of zkl's own, with every signal blocked in it.  0 or
  * ZKL_ESYSTEM. */
 int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
-
-/* ---- drivers (driver.c): what makes a recipe a recipe -------------------- */
-
-typedef struct zkl__driver {
-  const char *name;       /* for messages: "mutex", "read lock", ...      */
-  const char *marker;     /* between prefix and sequence: "lock-", ...   */
-  zkl__kind_t kind;       /* the kind of our own nodes                    */
-  int tells_release;      /* a hold proves every lower node gone, and its
-                             release says so: it changes the node's data
-                             before deleting it (see contend.c)          */
-  /* Does a node of kind k take part in this recipe's queue? */
-  int (*counts)(zkl__kind_t k);
-  /* Can a counted node of kind k below ours ever block us?  A waiter
-   * keeps only those (e.g. a reader only the writers ahead of it). */
-  int (*blocks)(zkl__kind_t k);
-  /* Given the contenders below us in queue order (believed present),
-   * returns -1 when we are granted, else the index of the one to watch. */
-  ptrdiff_t (*blocker)(const zkl__node_t *lower, size_t n);
-} zkl__driver_t;
-
-extern const zkl__driver_t zkl__driver_mutex;
-extern const zkl__driver_t zkl__driver_reader;
-extern const zkl__driver_t zkl__driver_writer;
-extern const zkl__driver_t zkl__driver_latch;
-
-/* Does a change of the data of a node of kind k mean that it left as a
- * holder whose hold proved every lower node gone?  Only for the kinds of
- * the drivers that release that way (tells_release); the peers never
- * write their lock nodes' data, and zkl's readers and election candidates
- * release with a plain delete. */
-int zkl__kind_marks_release(zkl__kind_t k);
 
 /* ---- session internals (session.c) -------------------------------------- */
 
@@ -283,87 +267,4 @@ int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);
  * path, without waiting for the answer. */
 void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type);
 
-/* ---- the contention core (contend.c) ------------------------------------- */
-
-typedef struct zkl__contender {
-  zkl_session_t *s;
-  const zkl__driver_t *drv;
-  char *root;                   /* lock root path                        */
-  size_t root_len;
-  char prefix[ZKL__PREFIX_LEN + 1]; /* "_c_<uuid>-": finds our node after
-                                       a connection loss                  */
-  char *data;                   /* contender node data                   */
-  int data_len;
-  char *node;                   /* full path of our node, or NULL        */
-  int32_t seq;
-  int64_t czxid;                /* fencing token                         */
-  int64_t session_id;           /* session that created node             */
-  int64_t owner;                /* ephemeral owner of node as last seen
-                                   by the acquisition, 0 unknown          */
-  int64_t dl;                   /* deadline of each request of the call
-                                   in progress                            */
-  int no_mark;                  /* our node refused the release's write   */
-  atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
-  zkl__waiter_t w;
-} zkl__contender_t;
-
-int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
-                        const zkl__driver_t *drv, const char *path,
-                        const void *data, size_t data_len,
-                        atomic_uint *cancel_gen);
-void zkl__contender_fini(zkl__contender_t *c);
-
-#define ZKL__TRY 0   /* deadline value meaning "do not wait at all" */
-/* Creates our node and waits until granted, the absolute monotonic
- * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than
- * cancel_seen, or session loss.  On any failure no node is left. */
-int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
-                         unsigned cancel_seen);
-/* Deletes our node (for drivers that tell their release, changing its data
- * first in the
- * same multi: see zkl__zk_release).
- * 0, or ZKL_ELOST if the session had already lost it. */
-int zkl__contend_release(zkl__contender_t *c);
-/* Wakes a blocked zkl__contend_acquire() so that it sees the cancel
- * generation has moved (bump it first). */
-void zkl__contend_cancel(zkl__contender_t *c);
-/* While holding: watches our own node and waits until it is deleted or
- * changed, the session state moves past `epoch` (from
- * zkl__session_snapshot(), so no change between the caller's look and
- * this wait is missed), or a cancel newer than cancel_seen.
- * 1: our node is gone; 0: something changed (look again); ZKL_ECANCELED;
- * another negative code: the watch cannot be set. */
-int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
-                           unsigned cancel_seen);
-/* As zkl__contend_release(), but never waits for a connection: when it is
- * down the janitor deletes the node once it is back. */
-int zkl__contend_release_nowait(zkl__contender_t *c);
-/* Is our node there and owned by our session?  1 yes; 0 no (gone, or
- * another session's: then c->node is forgotten without deleting it); or
- * ZKL_ECANCELED / ZKL_ELOST / another code if it cannot be told.  With
- * fresh == 0, what the acquisition just saw of the node (its create, or
- * its check after the last wait) answers without a request when it says
- * ours. */
-int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen);
-/* The head of the queue (the lowest contender the driver counts): its
- * data (malloc'ed, *len bytes) and czxid.  With `watch`, first registers
- * c's waiter and leaves a child watch on the root, to be waited for with
- * zkl__contend_wait_watch().  0, ZKL_ENOENT (nobody), or an error. */
-int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
-                      int64_t *czxid);
-/* Waits for the watch zkl__contend_head() left, a session change or a
- * cancel.  0 (look again), ZKL_ECANCELED, or ZKL_ELOST. */
-int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen);
-/* Forgets our node (it went with a lost session) and waits until the
- * session is usable again (re-established).  0, ZKL_ELOST (no new session
- * will come) or ZKL_ECANCELED. */
-int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen);
-/* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
- * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
-int zkl__contend_hold_health(zkl__contender_t *c);
-/* May a further hold (a recursive lock, a downgrade) be counted on the
- * hold through c?  Only on one holding() vouches for: 0; ZKL_ESUSPENDED
- * (in doubt) or ZKL_ELOST, with a detail message. */
-int zkl__contend_hold_again(zkl__contender_t *c);
-
-#endif /* ZKL_INT_H */
+#endif /* ZKL_CORE_H */

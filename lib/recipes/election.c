@@ -1,11 +1,30 @@
-/* lib/election.c - leader election: the latch driver (driver.c) on the
+/* lib/recipes/election.c - leader election: the latch driver on the
  * contention core, run by a thread of the object's own that also delivers
  * every callback; observers follow the head of the queue. */
 #include <stdlib.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
 
-#include "zkl-int.h"
+#include "core/contend.h"
+
+/* ---- the driver ---- */
+
+/* Curator's LeaderLatch: the lowest latch node leads; each candidate
+ * watches its immediate predecessor. */
+static int latch_counts(zkl__kind_t k) { return k == ZKL__KIND_LATCH; }
+
+const zkl__driver_t zkl__driver_latch = {
+    .name = "election",
+    .marker = "latch-",
+    .kind = ZKL__KIND_LATCH,
+    /* Curator's LeaderLatch behind us wakes only on NodeDeleted: a plain
+     * delete (a handoff of leadership is rare; the one behind a resigning
+     * leader mostly has nothing else below it to check) */
+    .tells_release = 0,
+    .counts = latch_counts,
+    .blocks = latch_counts,
+    .blocker = zkl__blocker_exclusive,
+};
 
 typedef enum {
   E_IDLE,      /* not started, or resigned / ended                     */

@@ -1,10 +1,10 @@
-/* lib/names.c - contender node names: parsing, ordering and our own
+/* lib/core/names.c - contender node names: parsing, ordering and our own
  * prefix. */
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 /* ZooKeeper appends "%010d" of a signed 32-bit counter: ten digits, or,
  * once the counter has wrapped, a minus sign and at least nine digits
@@ -108,4 +108,8 @@ int zkl__copy_string(char *buf, size_t len, const char *src) {
   if (n >= len) return ZKL_EINVAL;
   memcpy(buf, src, n + 1);
   return 0;
+}
+
+int zkl__kind_marks_release(zkl__kind_t k) {
+  return k == ZKL__KIND_LOCK || k == ZKL__KIND_WRITE;
 }

@@ -1,11 +1,56 @@
-/* lib/rwlock.c - the read/write lock: the reader and writer drivers
- * (driver.c) on the contention core, one contender each, plus per-thread
+/* lib/recipes/rwlock.c - the read/write lock: the reader and writer drivers
+ * on the contention core, one contender each, plus per-thread
  * reentrancy (owner.c) with downgrade and a refused upgrade. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "zkl-int.h"
+#include "core/contend.h"
+
+/* ---- the drivers ---- */
+
+/* The read/write lock's queue: Curator's __READ__/__WRIT__ nodes, and
+ * kazoo's ReadLock (__rlock__) and WriteLock (__lock__) nodes. */
+static int rw_counts(zkl__kind_t k) {
+  return k == ZKL__KIND_READ || k == ZKL__KIND_WRITE ||
+         k == ZKL__KIND_KAZOO_RLOCK || k == ZKL__KIND_KAZOO_LOCK;
+}
+
+static int is_writer(zkl__kind_t k) {
+  return k == ZKL__KIND_WRITE || k == ZKL__KIND_KAZOO_LOCK;
+}
+
+/* A reader shares with readers: it is blocked only by the nearest writer
+ * ahead of it (waiting or holding), which is also the one it watches.  So
+ * a reader that arrives after a waiting writer waits for it: writers are
+ * served in arrival order and never starve. */
+static ptrdiff_t reader_blocker(const zkl__node_t *lower, size_t n) {
+  for (size_t i = n; i-- > 0;)
+    if (is_writer(lower[i].kind)) return (ptrdiff_t)i;
+  return -1;
+}
+
+const zkl__driver_t zkl__driver_reader = {
+    .name = "read lock",
+    .marker = "__READ__",
+    .kind = ZKL__KIND_READ,
+    .tells_release = 0, /* a reader's hold proves nothing of the others */
+    .counts = rw_counts,
+    .blocks = is_writer,
+    .blocker = reader_blocker,
+};
+
+/* A writer is alone: blocked by anything ahead, watching its immediate
+ * predecessor; its release proves every lower node of the queue gone. */
+const zkl__driver_t zkl__driver_writer = {
+    .name = "write lock",
+    .marker = "__WRIT__",
+    .kind = ZKL__KIND_WRITE,
+    .tells_release = 1,
+    .counts = rw_counts,
+    .blocks = rw_counts,
+    .blocker = zkl__blocker_exclusive,
+};
 
 struct zkl_rwlock {
   zkl__contender_t rd, wr;

@@ -1,4 +1,4 @@
-/* lib/contend.c - the contention core every recipe uses.
+/* lib/core/contend.c - the contention core every recipe uses.
  *
  * One acquisition: create our EPHEMERAL_SEQUENTIAL node (found again by its
  * uuid prefix after a connection loss), list the children once, and then ask
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
-#include "zkl-int.h"
+#include "core/contend.h"
 
 /* How often a create may meet a missing parent (a container the server just
  * removed) before giving up: generous, each retry is one round trip. */
@@ -108,6 +108,11 @@ static int await_connected(zkl__contender_t *c, int64_t deadline,
     if (why == WOKE_CANCEL) return ZKL_ECANCELED;
     if (why == WOKE_TIMEOUT) return ZKL_ETIMEDOUT;
   }
+}
+
+ptrdiff_t zkl__blocker_exclusive(const zkl__node_t *lower, size_t n) {
+  (void)lower;
+  return n == 0 ? -1 : (ptrdiff_t)n - 1;
 }
 
 /* ---- contender lifetime ---------------------------------------------------- */

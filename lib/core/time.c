@@ -1,8 +1,8 @@
-/* lib/time.c - monotonic deadlines and condition waits on them. */
+/* lib/core/time.c - monotonic deadlines and condition waits on them. */
 #include <errno.h>
 #include <time.h>
 
-#include "zkl-int.h"
+#include "core/core.h"
 
 int64_t zkl__now_ns(void) {
   struct timespec ts;

@@ -1,0 +1,129 @@
+/* lib/core/contend.h - PRIVATE to libzkl: the contention core and what a
+ * recipe is made of, on top of core/core.h.
+ *
+ * A recipe is a driver (its answer to "granted, or which node do I
+ * watch?") on the contention core, which runs the protocol every recipe
+ * shares: an EPHEMERAL_SEQUENTIAL node, a look at the nodes below it, a
+ * watch on the one that blocks it, a grant only on a live session.  Each
+ * recipe is one file in lib/recipes/ holding its driver and its public
+ * API.
+ */
+#ifndef ZKL_CONTEND_H
+#define ZKL_CONTEND_H
+
+#include "core/core.h"
+
+/* ---- drivers: what makes a recipe a recipe (one per recipe file) -------------------- */
+
+typedef struct zkl__driver {
+  const char *name;       /* for messages: "mutex", "read lock", ...      */
+  const char *marker;     /* between prefix and sequence: "lock-", ...   */
+  zkl__kind_t kind;       /* the kind of our own nodes                    */
+  int tells_release;      /* a hold proves every lower node gone, and its
+                             release says so: it changes the node's data
+                             before deleting it (see contend.c)          */
+  /* Does a node of kind k take part in this recipe's queue? */
+  int (*counts)(zkl__kind_t k);
+  /* Can a counted node of kind k below ours ever block us?  A waiter
+   * keeps only those (e.g. a reader only the writers ahead of it). */
+  int (*blocks)(zkl__kind_t k);
+  /* Given the contenders below us in queue order (believed present),
+   * returns -1 when we are granted, else the index of the one to watch. */
+  ptrdiff_t (*blocker)(const zkl__node_t *lower, size_t n);
+} zkl__driver_t;
+
+/* The blocker of every exclusive contender: blocked by anything counted
+ * below it, it watches its immediate predecessor. */
+ptrdiff_t zkl__blocker_exclusive(const zkl__node_t *lower, size_t n);
+
+/* The drivers, each defined in its recipe's file (lib/recipes/).  A
+ * driver's tells_release must equal zkl__kind_marks_release(kind): the
+ * unit tests check it. */
+extern const zkl__driver_t zkl__driver_mutex;   /* mutex.c    */
+extern const zkl__driver_t zkl__driver_reader;  /* rwlock.c   */
+extern const zkl__driver_t zkl__driver_writer;  /* rwlock.c   */
+extern const zkl__driver_t zkl__driver_latch;   /* election.c */
+
+/* ---- the contention core (contend.c) ------------------------------------- */
+
+typedef struct zkl__contender {
+  zkl_session_t *s;
+  const zkl__driver_t *drv;
+  char *root;                   /* lock root path                        */
+  size_t root_len;
+  char prefix[ZKL__PREFIX_LEN + 1]; /* "_c_<uuid>-": finds our node after
+                                       a connection loss                  */
+  char *data;                   /* contender node data                   */
+  int data_len;
+  char *node;                   /* full path of our node, or NULL        */
+  int32_t seq;
+  int64_t czxid;                /* fencing token                         */
+  int64_t session_id;           /* session that created node             */
+  int64_t owner;                /* ephemeral owner of node as last seen
+                                   by the acquisition, 0 unknown          */
+  int64_t dl;                   /* deadline of each request of the call
+                                   in progress                            */
+  int no_mark;                  /* our node refused the release's write   */
+  atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
+  zkl__waiter_t w;
+} zkl__contender_t;
+
+int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
+                        const zkl__driver_t *drv, const char *path,
+                        const void *data, size_t data_len,
+                        atomic_uint *cancel_gen);
+void zkl__contender_fini(zkl__contender_t *c);
+
+/* Creates our node and waits until granted, the absolute monotonic
+ * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than
+ * cancel_seen, or session loss.  On any failure no node is left. */
+int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
+                         unsigned cancel_seen);
+/* Deletes our node (for drivers that tell their release, changing its data
+ * first in the
+ * same multi: see zkl__zk_release).
+ * 0, or ZKL_ELOST if the session had already lost it. */
+int zkl__contend_release(zkl__contender_t *c);
+/* Wakes a blocked zkl__contend_acquire() so that it sees the cancel
+ * generation has moved (bump it first). */
+void zkl__contend_cancel(zkl__contender_t *c);
+/* While holding: watches our own node and waits until it is deleted or
+ * changed, the session state moves past `epoch` (from
+ * zkl__session_snapshot(), so no change between the caller's look and
+ * this wait is missed), or a cancel newer than cancel_seen.
+ * 1: our node is gone; 0: something changed (look again); ZKL_ECANCELED;
+ * another negative code: the watch cannot be set. */
+int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
+                           unsigned cancel_seen);
+/* As zkl__contend_release(), but never waits for a connection: when it is
+ * down the janitor deletes the node once it is back. */
+int zkl__contend_release_nowait(zkl__contender_t *c);
+/* Is our node there and owned by our session?  1 yes; 0 no (gone, or
+ * another session's: then c->node is forgotten without deleting it); or
+ * ZKL_ECANCELED / ZKL_ELOST / another code if it cannot be told.  With
+ * fresh == 0, what the acquisition just saw of the node (its create, or
+ * its check after the last wait) answers without a request when it says
+ * ours. */
+int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen);
+/* The head of the queue (the lowest contender the driver counts): its
+ * data (malloc'ed, *len bytes) and czxid.  With `watch`, first registers
+ * c's waiter and leaves a child watch on the root, to be waited for with
+ * zkl__contend_wait_watch().  0, ZKL_ENOENT (nobody), or an error. */
+int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
+                      int64_t *czxid);
+/* Waits for the watch zkl__contend_head() left, a session change or a
+ * cancel.  0 (look again), ZKL_ECANCELED, or ZKL_ELOST. */
+int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen);
+/* Forgets our node (it went with a lost session) and waits until the
+ * session is usable again (re-established).  0, ZKL_ELOST (no new session
+ * will come) or ZKL_ECANCELED. */
+int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen);
+/* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
+ * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
+int zkl__contend_hold_health(zkl__contender_t *c);
+/* May a further hold (a recursive lock, a downgrade) be counted on the
+ * hold through c?  Only on one holding() vouches for: 0; ZKL_ESUSPENDED
+ * (in doubt) or ZKL_ELOST, with a detail message. */
+int zkl__contend_hold_again(zkl__contender_t *c);
+
+#endif /* ZKL_CONTEND_H */
