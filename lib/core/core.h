@@ -195,13 +195,20 @@ void zkl__waiters_poke_path(zkl_session_t *s, const char *path);
 /* Wakes a registered waiter (cancel); with the session locked. */
 void zkl__waiter_kick(zkl__waiter_t *w);
 
-/* Hands the deletion of `node` (or, with node NULL, of every child of root
- * whose name starts with prefix) to the session's janitor thread, which
- * does it once the connection is back; dropped if the session is lost
- * (the nodes go with it).  Only queues and signals, so it may be called
- * from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
-int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
-                     const char *node);
+/* Work a layer above the session (the janitor) has the session's thread
+ * do once the connection is up.  run() is called with no lock held: 0
+ * done, ZKL_EAGAIN to be run again after the next reconnection (while the
+ * same session lives), anything else gives up.  drop() frees the task:
+ * after its last run, or unrun when the session's nodes are gone (it
+ * expired, was replaced, or is closing). */
+typedef struct zkl__task {
+  struct zkl__task *next;
+  int (*run)(zkl_session_t *s, struct zkl__task *t);
+  void (*drop)(struct zkl__task *t);
+} zkl__task_t;
+/* Queues t (it may run at once on the session's thread).  Only queues and
+ * signals, so it may be called from a ZooKeeper completion. */
+void zkl__session_defer(zkl_session_t *s, zkl__task_t *t);
 
 /* An asynchronous request whose completion may still be pending.  A
  * completion still pending when the session closes never runs (the client
@@ -266,5 +273,15 @@ int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);
 /* Withdraws every watch of `type` (ZooWatcherType) this session has on
  * path, without waiting for the answer. */
 void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type);
+
+/* ---- the janitor (janitor.c): nodes nobody else can delete now -------- */
+
+/* Hands the deletion of `node` (or, with node NULL, of every child of root
+ * whose name starts with prefix) to the janitor, which does it on the
+ * session's thread once the connection is back; dropped if the session is
+ * lost (the nodes go with it).  Only queues and signals, so it may be
+ * called from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
+int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node);
 
 #endif /* ZKL_CORE_H */

@@ -44,26 +44,19 @@ struct zkl_session {
   int close_pending;        /* zkl_session_close() waits for refs == 0  */
   struct ACL_vector acl;    /* owned copy, for every node we create     */
   char *hosts;
-  /* The janitor: deletes nodes whose deletion (or creation) a caller could
-   * not finish because the connection was down, once it is back. */
-  struct chore *chores;     /* pending, guarded by mu                   */
+  /* Work for the layers above, done on the session's thread once the
+   * connection is up (the janitor's: janitor.c). */
+  zkl__task_t *tasks;       /* pending, guarded by mu                   */
   zkl__inflight_t *inflight; /* async requests not yet completed        */
-  pthread_t janitor;
-  int janitor_running;
-  int janitor_stop;
-  unsigned chores_blocked;  /* conn_gen + 1 at which a chore met a dead
+  pthread_t thread;         /* session_main: callbacks, renewal, tasks  */
+  int thread_running;
+  int stopping;             /* close: the threads end                   */
+  unsigned tasks_blocked;   /* conn_gen + 1 at which a task met a dead
                                connection: retry after the next change  */
   unsigned conn_gen;        /* bumped on every connect and disconnect   */
   pthread_t beater;         /* heartbeats and the LOST deadline: never
-                               blocked by callbacks or chores           */
+                               blocked by callbacks or tasks            */
   int beater_running;
-};
-
-/* A node to delete, or with node == NULL, every child of root whose name
- * starts with prefix (a create whose outcome is unknown). */
-struct chore {
-  struct chore *next;
-  char *root, *prefix, *node;
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -168,7 +161,7 @@ static void note_session_event(zkl_session_t *s, int state) {
     if (!s->zk_connected) s->conn_gen++;
     s->zk_connected = 1;
     s->beat_at_ns = 0;
-    pthread_cond_broadcast(&s->cv); /* the threads: chores, heartbeat */
+    pthread_cond_broadcast(&s->cv); /* the threads: tasks, heartbeat */
     if (s->zh_dead) return; /* that session was declared lost: final */
     s->timeout_ms = zoo_recv_timeout(s->zh);
     const clientid_t *cid = zoo_client_id(s->zh);
@@ -200,7 +193,7 @@ static void note_session_event(zkl_session_t *s, int state) {
     if (s->state != ZKL_SESSION_LOST)
       set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
     else
-      pthread_cond_broadcast(&s->cv); /* the janitor drops its chores */
+      pthread_cond_broadcast(&s->cv); /* the tasks are dropped */
   } else {
     /* CONNECTING, ASSOCIATING, READONLY: the session may still be alive */
     if (s->zk_connected) s->conn_gen++;
@@ -251,45 +244,7 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 /* ZooKeeper's per-connection log callback, used to keep it quiet. */
 static void log_discard(const char *message) { (void)message; }
 
-/* ---- the janitor ---------------------------------------------------------- */
-
-static void chore_free(struct chore *c) {
-  free(c->root);
-  free(c->prefix);
-  free(c->node);
-  free(c);
-}
-
-/* Does one chore with the connection up.  0 done, or a ZooKeeper code
- * (retryable ones mean: try again after the next reconnect). */
-static int chore_do(zkl_session_t *s, const struct chore *c) {
-  const int64_t F = ZKL__FOREVER; /* the client answers every request */
-  if (c->node != NULL) {
-    int zrc = zkl__zk_delete(s, F, c->node);
-    return zrc == ZNONODE ? ZOK : zrc;
-  }
-  /* a create of unknown outcome: make sure we read fresh state, then
-   * delete whatever carries its prefix */
-  struct String_vector kids = {0, NULL};
-  int zrc = zkl__zk_sync(s, F, c->root);
-  if (zrc == ZOK) zrc = zkl__zk_children(s, F, c->root, 0, &kids);
-  if (zrc == ZNONODE) return ZOK;
-  for (int i = 0; zrc == ZOK && i < kids.count; i++) {
-    if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
-    size_t len = strlen(c->root) + strlen(kids.data[i]) + 2;
-    char *path = malloc(len);
-    if (path == NULL) {
-      zrc = ZSYSTEMERROR;
-      break;
-    }
-    snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-    zrc = zkl__zk_delete(s, F, path);
-    if (zrc == ZNONODE) zrc = ZOK;
-    free(path);
-  }
-  deallocate_String_vector(&kids);
-  return zrc;
-}
+/* ---- the session's threads: heartbeats, renewal, deferred tasks ---------- */
 
 /* The heartbeat's answer: the server was alive when it was sent. */
 static void beat_done(int rc, const struct Stat *st, const void *data) {
@@ -310,11 +265,11 @@ static void beat_done(int rc, const struct Stat *st, const void *data) {
 
 /* The heartbeat thread: a tiny request every fifth of the session timeout
  * while connected, and the LOST deadline.  Nothing else runs on it, so no
- * callback or chore can delay it. */
+ * callback or task can delay it. */
 static void *beat_main(void *arg) {
   zkl_session_t *s = arg;
   pthread_mutex_lock(&s->mu);
-  while (!s->janitor_stop) {
+  while (!s->stopping) {
     int64_t now = zkl__now_ns();
     if (silent_too_long(s, now)) continue;
     int64_t every = (int64_t)(s->timeout_ms > 0 ? s->timeout_ms : 10000) *
@@ -346,12 +301,19 @@ static void *beat_main(void *arg) {
   return NULL;
 }
 
-static void drop_chores(zkl_session_t *s) {
-  while (s->chores != NULL) {
-    struct chore *c = s->chores;
-    s->chores = c->next;
-    chore_free(c);
+/* With s->mu held: drops every pending task (its connection's session is
+ * gone, or closing).  The drops run without the lock. */
+static void drop_tasks(zkl_session_t *s) {
+  zkl__task_t *t = s->tasks;
+  s->tasks = NULL;
+  if (t == NULL) return;
+  pthread_mutex_unlock(&s->mu);
+  while (t != NULL) {
+    zkl__task_t *next = t->next;
+    t->drop(t);
+    t = next;
   }
+  pthread_mutex_lock(&s->mu);
 }
 
 static void ignore_auth(int rc, const void *data) {
@@ -389,8 +351,8 @@ static void retire(zkl_session_t *s, zhandle_t *old) {
   }
 }
 
-/* With s->mu held, on the janitor thread: the session is LOST; open a new
- * one on the same hosts.  Holds, queued nodes and chores of the old
+/* With s->mu held, on the session's thread: the session is LOST; open a new
+ * one on the same hosts.  Holds, queued nodes and tasks of the old
  * session are gone with it (recipes find out by the session id). */
 static void renew(zkl_session_t *s) {
   /* s->mu is held across init so that the new handle's first events wait
@@ -411,7 +373,7 @@ static void renew(zkl_session_t *s) {
   s->beat_inflight = 0;
   s->beat_at_ns = 0;
   s->last_heard_ns = zkl__now_ns();
-  drop_chores(s);
+  drop_tasks(s);
   pthread_mutex_unlock(&s->mu);
   /* sent first thing once connected, before any request of ours */
   if (s->auth != NULL)
@@ -421,14 +383,14 @@ static void renew(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
 }
 
-/* The session's thread: state callbacks (which may call into zkl) and the
- * janitor's chores.  Never holds s->mu across a callback or a ZooKeeper
- * call. */
-static void *janitor_main(void *arg) {
+/* The session's thread: state callbacks (which may call into zkl), the
+ * renewal of a lost session, and the deferred tasks.  Never holds s->mu
+ * across a callback, a task or a ZooKeeper call. */
+static void *session_main(void *arg) {
   zkl_session_t *s = arg;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    if (s->janitor_stop) break;
+    if (s->stopping) break;
     if (s->ev_count > 0) { /* report a state change */
       int st = s->events[s->ev_head];
       s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
@@ -438,7 +400,10 @@ static void *janitor_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       continue;
     }
-    if (s->gone) drop_chores(s); /* the nodes went with the session */
+    if (s->gone && s->tasks != NULL) { /* the nodes went with the session */
+      drop_tasks(s);
+      continue;
+    }
     if (s->zh_dead && s->reestablish) {
       int64_t now = zkl__now_ns();
       if (now < s->renew_at_ns) {
@@ -448,22 +413,23 @@ static void *janitor_main(void *arg) {
       renew(s);
       continue;
     }
-    if (s->chores != NULL && s->zk_connected &&
-        s->chores_blocked != s->conn_gen + 1) {
-      struct chore *c = s->chores;
-      s->chores = c->next;
+    if (s->tasks != NULL && s->zk_connected &&
+        s->tasks_blocked != s->conn_gen + 1) {
+      zkl__task_t *t = s->tasks;
+      s->tasks = t->next;
+      t->next = NULL;
       unsigned gen = s->conn_gen;
       pthread_mutex_unlock(&s->mu);
-      int zrc = chore_do(s, c);
+      int rc = t->run(s, t);
       pthread_mutex_lock(&s->mu);
-      if ((zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) &&
-          !s->zh_dead) {
-        c->next = s->chores; /* again after the next (re)connection */
-        s->chores = c;
-        s->chores_blocked = gen + 1;
+      if (rc == ZKL_EAGAIN && !s->zh_dead && !s->stopping) {
+        t->next = s->tasks; /* again after the next (re)connection */
+        s->tasks = t;
+        s->tasks_blocked = gen + 1;
       } else {
-        chore_free(c); /* done, or refused for good (the session's end
-                          removes the node) */
+        pthread_mutex_unlock(&s->mu);
+        t->drop(t); /* done, or refused for good */
+        pthread_mutex_lock(&s->mu);
       }
       continue;
     }
@@ -473,52 +439,35 @@ static void *janitor_main(void *arg) {
   return NULL;
 }
 
-int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
-                     const char *node) {
-  struct chore *c = calloc(1, sizeof *c);
-  if (c == NULL) return ZKL_ENOMEM;
-  c->root = strdup(root);
-  c->prefix = strdup(prefix);
-  c->node = node != NULL ? strdup(node) : NULL;
-  if (c->root == NULL || c->prefix == NULL || (node != NULL && !c->node)) {
-    chore_free(c);
-    return ZKL_ENOMEM;
-  }
+void zkl__session_defer(zkl_session_t *s, zkl__task_t *t) {
   /* May run on ZooKeeper's completion thread: only queue and signal. */
   pthread_mutex_lock(&s->mu);
-  int closing = s->janitor_stop; /* the session's end removes the node */
+  int closing = s->stopping; /* the session's end does it */
   if (!closing) {
-    c->next = s->chores;
-    s->chores = c;
+    t->next = s->tasks;
+    s->tasks = t;
     pthread_cond_broadcast(&s->cv);
   }
   pthread_mutex_unlock(&s->mu);
-  if (closing) chore_free(c);
-  return 0;
+  if (closing) t->drop(t);
 }
 
-static void janitor_stop(zkl_session_t *s) {
+static void threads_stop(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
-  int running = s->janitor_running, beating = s->beater_running;
-  s->janitor_stop = 1;
-  s->janitor_running = 0;
+  int running = s->thread_running, beating = s->beater_running;
+  s->stopping = 1;
+  s->thread_running = 0;
   s->beater_running = 0;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
-  if (running) pthread_join(s->janitor, NULL);
+  if (running) pthread_join(s->thread, NULL);
   if (beating) pthread_join(s->beater, NULL);
   /* What is left goes with the session (at once if it is connected, else
    * when it expires).  Detached under the lock: a completion may still be
    * adding until zookeeper_close has joined ZooKeeper's threads. */
   pthread_mutex_lock(&s->mu);
-  struct chore *c = s->chores;
-  s->chores = NULL;
+  drop_tasks(s);
   pthread_mutex_unlock(&s->mu);
-  while (c != NULL) {
-    struct chore *next = c->next;
-    chore_free(c);
-    c = next;
-  }
 }
 
 void zkl__inflight_remove(zkl_session_t *s, zkl__inflight_t *op) {
@@ -558,10 +507,10 @@ void zkl__zh_unpin(zkl_session_t *s) { pthread_rwlock_unlock(&s->zh_rw); }
 
 /* ---- open / close ------------------------------------------------------- */
 
-static void janitor_stop(zkl_session_t *s);
+static void threads_stop(zkl_session_t *s);
 
 static void session_free(zkl_session_t *s) {
-  janitor_stop(s);
+  threads_stop(s);
   if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
   /* completions still pending at close never run: discard their state */
   while (s->inflight != NULL) {
@@ -695,11 +644,11 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
                      "cannot use ZooKeeper hosts \"%s\": %s", hosts,
                      strerror(err));
   }
-  if (zkl__thread_start(&s->janitor, janitor_main, s) != 0) {
+  if (zkl__thread_start(&s->thread, session_main, s) != 0) {
     session_free(s);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
   }
-  s->janitor_running = 1;
+  s->thread_running = 1;
   if (zkl__thread_start(&s->beater, beat_main, s) != 0) {
     session_free(s);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the session's thread");
@@ -722,12 +671,12 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
 
 void zkl_session_close(zkl_session_t *s) {
   if (s == NULL) return;
-  if (s->janitor_running && pthread_equal(pthread_self(), s->janitor)) {
+  if (s->thread_running && pthread_equal(pthread_self(), s->thread)) {
     /* from an on_state callback: it would join itself */
     zkl__fail(ZKL_EDEADLK, "zkl_session_close() from an on_state callback");
     return;
   }
-  janitor_stop(s);
+  threads_stop(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
   s->epoch++;

@@ -1,0 +1,84 @@
+/* lib/core/janitor.c - deletes the nodes a caller could not delete itself
+ * because the connection was down (a release, a give-up), or whose create
+ * it could not confirm, once the connection is back.  Each job is a task
+ * the session's thread runs (session.c knows nothing of what it does);
+ * the requests go through zkcall.c like every other. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "core/core.h"
+
+/* A node to delete, or with node == NULL, every child of root whose name
+ * starts with prefix (a create whose outcome is unknown). */
+struct chore {
+  zkl__task_t task; /* first: the session hands us back this pointer */
+  char *root, *prefix, *node;
+};
+
+static void chore_free(zkl__task_t *t) {
+  struct chore *c = (struct chore *)t;
+  free(c->root);
+  free(c->prefix);
+  free(c->node);
+  free(c);
+}
+
+/* Deletes one node; already gone counts as done. */
+static int delete_one(zkl_session_t *s, const char *path) {
+  int zrc = zkl__zk_delete(s, ZKL__FOREVER, path);
+  return zrc == ZNONODE ? ZOK : zrc;
+}
+
+/* Does one chore with the connection up (the client answers every
+ * request, so no deadline is needed).  0 done, ZKL_EAGAIN after a lost
+ * connection, or a ZooKeeper code: refused for good (the session's end
+ * removes the node). */
+static int chore_run(zkl_session_t *s, zkl__task_t *t) {
+  const struct chore *c = (const struct chore *)t;
+  int zrc = ZOK;
+  if (c->node != NULL) {
+    zrc = delete_one(s, c->node);
+  } else {
+    /* a create of unknown outcome: make sure we read fresh state, then
+     * delete whatever carries its prefix */
+    struct String_vector kids = {0, NULL};
+    zrc = zkl__zk_sync(s, ZKL__FOREVER, c->root);
+    if (zrc == ZOK)
+      zrc = zkl__zk_children(s, ZKL__FOREVER, c->root, 0, &kids);
+    if (zrc == ZNONODE) zrc = ZOK; /* no root: nothing of ours in it */
+    for (int i = 0; zrc == ZOK && i < kids.count; i++) {
+      if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
+      size_t len = strlen(c->root) + strlen(kids.data[i]) + 2;
+      char *path = malloc(len);
+      if (path == NULL) {
+        zrc = ZSYSTEMERROR;
+        break;
+      }
+      snprintf(path, len, "%s/%s", c->root, kids.data[i]);
+      zrc = delete_one(s, path);
+      free(path);
+    }
+    deallocate_String_vector(&kids);
+  }
+  if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) return ZKL_EAGAIN;
+  return zrc;
+}
+
+int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node) {
+  struct chore *c = calloc(1, sizeof *c);
+  if (c == NULL) return ZKL_ENOMEM;
+  c->task.run = chore_run;
+  c->task.drop = chore_free;
+  c->root = strdup(root);
+  c->prefix = strdup(prefix);
+  c->node = node != NULL ? strdup(node) : NULL;
+  if (c->root == NULL || c->prefix == NULL || (node != NULL && !c->node)) {
+    chore_free(&c->task);
+    return ZKL_ENOMEM;
+  }
+  zkl__session_defer(s, &c->task);
+  return 0;
+}
