@@ -126,4 +126,69 @@ int zkl__contend_hold_health(zkl__contender_t *c);
  * (in doubt) or ZKL_ELOST, with a detail message. */
 int zkl__contend_hold_again(zkl__contender_t *c);
 
+/* ---- the recipe base (recipe.c) ----------------------------------------
+ * A lock-like recipe object starts with a zkl__recipe_t and gives the base
+ * a table of what is its own.  The base does the rest the same way for
+ * every recipe: argument checks and detail messages, create and destroy,
+ * per-thread ownership and reentrancy (owner.c), cancel, token, holding()
+ * and node().  Hooks marked "own.mu held" run with the object's mutex
+ * held and must not block. */
+
+/* The checks every recipe's create makes (session, path, contender node
+ * data): 0 or ZKL_EINVAL with a detail message. */
+int zkl__check_recipe_args(zkl_session_t *s, const char *path,
+                           const void *data, size_t len);
+
+struct zkl__recipe;
+typedef struct zkl__recipe_ops {
+  const char *name; /* "mutex", "rwlock": in messages            */
+  size_t size;      /* of the whole object, the base first      */
+  /* Makes the recipe's contenders: 0 or an error (nothing to undo). */
+  int (*init)(struct zkl__recipe *r, zkl_session_t *s, const char *path,
+              const void *data, size_t len);
+  void (*fini)(struct zkl__recipe *r); /* frees what init made */
+  void (*kick)(struct zkl__recipe *r); /* wakes blocked acquisitions */
+  /* own.mu held: what the owner holds, as holding() reports it (bits;
+   * 0 nothing) */
+  int (*holds)(const struct zkl__recipe *r);
+  /* own.mu held, the caller holds: a further hold of `mode` (reentrant,
+   * or a downgrade): 0 counted, or an error and nothing changes */
+  int (*again)(struct zkl__recipe *r, int mode);
+  /* The contender a fresh acquisition of `mode` uses. */
+  zkl__contender_t *(*contender)(struct zkl__recipe *r, int mode);
+  /* own.mu held: the first hold of `mode` was granted; mode -1: holds
+   * nothing (counts reset) */
+  void (*granted)(struct zkl__recipe *r, int mode);
+  /* own.mu held, something held: the contender whose node backs it */
+  zkl__contender_t *(*backing)(struct zkl__recipe *r);
+  /* own.mu held, something held: drops one level; 1 if that was the
+   * last (the node behind backing() is to be released) */
+  int (*unhold)(struct zkl__recipe *r);
+} zkl__recipe_ops_t;
+
+typedef struct zkl__recipe {
+  const zkl__recipe_ops_t *ops;
+  zkl__owner_t own;  /* own.mu guards the recipe's counts too */
+  const char *root;  /* the path (a contender's copy), for messages */
+} zkl__recipe_t;
+
+/* The public calls of a lock-like recipe, with their documented codes.
+ * r may be NULL (ZKL_EINVAL naming ops->name). */
+/* *out: the new object (ops->size bytes, the base first). */
+int zkl__recipe_create(void **out, const zkl__recipe_ops_t *ops,
+                       zkl_session_t *s, const char *path, const void *data,
+                       size_t len);
+int zkl__recipe_acquire(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                        int mode, int64_t deadline);
+int zkl__recipe_release(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
+int zkl__recipe_cancel(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
+int zkl__recipe_token(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                      uint64_t *token);
+int zkl__recipe_holding(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
+/* any_thread: the object's hold, whichever thread has it; else only the
+ * calling thread's */
+int zkl__recipe_node(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                     int any_thread, char *buf, size_t len);
+void zkl__recipe_destroy(zkl__recipe_t *r);
+
 #endif /* ZKL_CONTEND_H */

@@ -33,10 +33,6 @@ void zkl__clear_error(void);
 
 /* Copies src into buf: 0, or ZKL_EINVAL if it does not fit. */
 int zkl__copy_string(char *buf, size_t len, const char *src);
-/* The checks every recipe's create makes (session, path, contender node
- * data): 0 or ZKL_EINVAL with a detail message. */
-int zkl__check_recipe_args(zkl_session_t *s, const char *path,
-                           const void *data, size_t len);
 
 /* ---- time (time.c) ---------------------------------------------------- */
 
