@@ -1,20 +1,19 @@
 # cli/local.mk - included by the top Makefile.am: the zkl command-line tool,
 # its man page and its tests.
 #
-# The tool links the internal convenience library (not libzkl.la): it reuses
-# the library's node-name parser and drivers so that `zkl status` says just
-# what the recipes decide.
+# The tool links only the public library, like any user's program: `zkl
+# status` reads a path through zkl_contenders(), which decides queue order
+# and holders with the recipes' own rules.
 
 bin_PROGRAMS += cli/zkl
 cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
-	cli/status.c cli/listing.c cli/listing.h cli/loop.c cli/loop.h \
+	cli/status.c cli/loop.c cli/loop.h \
 	cli/child.c cli/child.h \
 	$(cli_pure_sources)
-cli_zkl_LDADD = lib/libzkl-core.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
+cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
 
 # Pure logic, also compiled into the unit tests (no server).
-cli_pure_sources = cli/opts.c cli/opts.h cli/queue.c cli/queue.h \
-	cli/text.c cli/text.h
+cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h
 
 dist_man1_MANS = cli/zkl.1
 
@@ -23,7 +22,7 @@ check_PROGRAMS += tests/cli/unit-tests
 tests_cli_unit_tests_SOURCES = tests/cli/unit.c $(cli_pure_sources)
 tests_cli_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cli
 tests_cli_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_cli_unit_tests_LDADD = lib/libzkl-core.la $(CHECK_LIBS)
+tests_cli_unit_tests_LDADD = lib/libzkl.la $(CHECK_LIBS)
 
 TESTS += tests/cli/unit-tests tests/cli/usage.sh tests/cli/man.sh \
 	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh

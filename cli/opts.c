@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "zkl.h"
 
 /* ---- help texts ------------------------------------------------------------ */
 
@@ -219,7 +219,7 @@ static void getopt_reset(void) {
 static int take_path(parser_t *p, int argc, char **argv) {
   if (optind >= argc) return usage_error(p, "PATH is missing");
   const char *path = argv[optind++];
-  if (zkl__path_validate(path) != 0)
+  if (zkl_path_check(path) != 0)
     return usage_error(p, "bad PATH '%s': %s", path, zkl_last_error());
   p->o->path = path;
   return 0;

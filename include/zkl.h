@@ -18,5 +18,6 @@
 #include "zkl/mutex.h"
 #include "zkl/rwlock.h"
 #include "zkl/election.h"
+#include "zkl/inspect.h"
 
 #endif /* ZKL_H */

@@ -253,6 +253,10 @@ zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
                                   const char *data, int len, int flags);
 int zkl__zk_create_wait(zkl__zcall_t *k, int64_t deadline, char **made,
                         struct Stat *st);
+zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
+                               int watch);
+int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
+                     int *len, struct Stat *st);
 zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch);
 int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);

@@ -28,6 +28,11 @@ static size_t utf8_len(const unsigned char *s) {
   return n;
 }
 
+int zkl_path_check(const char *path) {
+  zkl__clear_error();
+  return zkl__path_validate(path);
+}
+
 int zkl__path_validate(const char *path) {
   if (path == NULL) return zkl__fail(ZKL_EINVAL, "path is NULL");
   size_t len = strlen(path);

@@ -225,15 +225,15 @@ int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
                              st);
 }
 
-static zkl__zcall_t *get_send(zkl_session_t *s, const char *path,
-                              int watch) {
+zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
+                               int watch) {
   ZCALL_SEND(s, k, zh,
              watch ? zoo_awget(zh, path, zkl__watcher, s, data_done, k)
                    : zoo_aget(zh, path, 0, data_done, k));
 }
 
-static int get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
-                    int *len, struct Stat *st) {
+int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
+                     int *len, struct Stat *st) {
   if (k == NULL) return ZSYSTEMERROR;
   int zrc = zcall_wait(k, deadline);
   if (zrc == ZOK) {
@@ -250,7 +250,8 @@ static int get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
 
 int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
                 int watch, char **value, int *len, struct Stat *st) {
-  return get_wait(get_send(s, path, watch), deadline, value, len, st);
+  return zkl__zk_get_wait(zkl__zk_get_send(s, path, watch), deadline, value,
+                         len, st);
 }
 
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "opts.h"
-#include "queue.h"
 #include "text.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -314,91 +313,6 @@ START_TEST(integers) {
 }
 END_TEST
 
-/* ---- queue order and holders --------------------------------------------------- */
-
-#define U "_c_0b7c6d1e-2f3a-4b5c-8d9e-0f1a2b3c4d5e-"
-
-static void order(cli_entry_t *v, const char *const *names, size_t n) {
-  memset(v, 0, n * sizeof *v);
-  for (size_t i = 0; i < n; i++) v[i].name = names[i];
-  cli_queue_order(v, n);
-}
-
-START_TEST(queue_mutex) {
-  const char *names[] = {U "lock-0000000012", "config", U "lock-0000000010",
-                         "abc__lock__0000000011"};
-  cli_entry_t v[4];
-  order(v, names, 4);
-  ck_assert_str_eq(v[0].name, U "lock-0000000010");
-  ck_assert_str_eq(v[1].name, "abc__lock__0000000011");
-  ck_assert_str_eq(v[2].name, U "lock-0000000012");
-  ck_assert_str_eq(v[3].name, "config");
-  ck_assert_int_eq(v[0].kind, CLI_KIND_LOCK);
-  ck_assert_int_eq(v[1].kind, CLI_KIND_LOCK); /* kazoo's Lock */
-  ck_assert_int_eq(v[3].kind, CLI_KIND_FOREIGN);
-  ck_assert_int_eq(v[0].position, 1);
-  ck_assert_int_eq(v[2].position, 3);
-  ck_assert_int_eq(v[3].position, 0);
-  ck_assert_int_eq(v[0].holds, 1);
-  ck_assert_int_eq(v[1].holds, 0);
-  ck_assert_int_eq(v[2].holds, 0);
-  ck_assert_int_eq(v[3].holds, 0);
-}
-END_TEST
-
-START_TEST(queue_rwlock) {
-  /* readers ahead of the first writer hold; the writer and the reader
-   * behind it wait */
-  const char *names[] = {U "__WRIT__0000000003", U "__READ__0000000002",
-                         U "__READ__0000000001", U "__READ__0000000004",
-                         "k__rlock__0000000005"};
-  cli_entry_t v[5];
-  order(v, names, 5);
-  static const cli_kind_t kinds[] = {CLI_KIND_READ, CLI_KIND_READ,
-                                     CLI_KIND_WRITE, CLI_KIND_READ,
-                                     CLI_KIND_READ};
-  static const int holds[] = {1, 1, 0, 0, 0};
-  for (int i = 0; i < 5; i++) {
-    ck_assert_int_eq(v[i].position, i + 1);
-    ck_assert_int_eq(v[i].kind, kinds[i]);
-    ck_assert_int_eq(v[i].holds, holds[i]);
-  }
-  ck_assert_str_eq(v[2].name, U "__WRIT__0000000003");
-}
-END_TEST
-
-START_TEST(queue_rwlock_writer_first) {
-  const char *names[] = {U "__READ__0000000008", "w__lock__0000000007"};
-  cli_entry_t v[2];
-  order(v, names, 2);
-  ck_assert_int_eq(v[0].kind, CLI_KIND_WRITE); /* kazoo's WriteLock */
-  ck_assert_int_eq(v[0].holds, 1);
-  ck_assert_int_eq(v[1].holds, 0);
-}
-END_TEST
-
-START_TEST(queue_election_and_wrap) {
-  /* the counter wrapped: -2147483648 comes after 2147483647 */
-  const char *names[] = {U "latch--2147483648", U "latch-2147483647"};
-  cli_entry_t v[2];
-  order(v, names, 2);
-  ck_assert_str_eq(v[0].name, U "latch-2147483647");
-  ck_assert_int_eq(v[0].kind, CLI_KIND_ELECTION);
-  ck_assert_int_eq(v[0].holds, 1);
-  ck_assert_int_eq(v[1].holds, 0);
-}
-END_TEST
-
-START_TEST(queue_empty_and_names) {
-  cli_queue_order(NULL, 0);
-  ck_assert_str_eq(cli_kind_name(CLI_KIND_LOCK), "lock");
-  ck_assert_str_eq(cli_kind_name(CLI_KIND_READ), "read");
-  ck_assert_str_eq(cli_kind_name(CLI_KIND_WRITE), "write");
-  ck_assert_str_eq(cli_kind_name(CLI_KIND_ELECTION), "election");
-  ck_assert_str_eq(cli_kind_name(CLI_KIND_FOREIGN), "foreign");
-}
-END_TEST
-
 /* ---- escapes -------------------------------------------------------------------- */
 
 typedef void (*put_fn)(FILE *, const void *, size_t);
@@ -456,13 +370,6 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, small_error_buffer);
   tcase_add_test(tc, seconds);
   tcase_add_test(tc, integers);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("queue");
-  tcase_add_test(tc, queue_mutex);
-  tcase_add_test(tc, queue_rwlock);
-  tcase_add_test(tc, queue_rwlock_writer_first);
-  tcase_add_test(tc, queue_election_and_wrap);
-  tcase_add_test(tc, queue_empty_and_names);
   suite_add_tcase(s, tc);
   tc = tcase_create("escapes");
   tcase_add_test(tc, escape_plain_and_special);

@@ -9,5 +9,6 @@ Suite *path_suite(void);   /* test-path.c: which paths may be lock roots    */
 Suite *errors_suite(void); /* test-errors.c: codes, texts, names, version   */
 Suite *args_suite(void);   /* test-args.c: argument checks, driver, time    */
 Suite *drivers_suite(void); /* test-drivers.c: the read/write drivers      */
+Suite *inspect_suite(void); /* test-inspect.c: queue order from names     */
 
 #endif /* ZKL_UNIT_SUITES_H */
