@@ -174,12 +174,14 @@ typedef struct zkl__recipe {
 
 /* The public calls of a lock-like recipe, with their documented codes.
  * r may be NULL (ZKL_EINVAL naming ops->name). */
-/* *out: the new object (ops->size bytes, the base first). */
-int zkl__recipe_create(void **out, const zkl__recipe_ops_t *ops,
+/* out: the caller's `zkl_<recipe>_t **`, set to the new object (ops->size
+ * bytes, the base first) or to NULL. */
+int zkl__recipe_create(void *out, const zkl__recipe_ops_t *ops,
                        zkl_session_t *s, const char *path, const void *data,
                        size_t len);
+/* timeout_ms: 0 try, <0 forever, else a deadline from now */
 int zkl__recipe_acquire(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
-                        int mode, int64_t deadline);
+                        int mode, int64_t timeout_ms);
 int zkl__recipe_release(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
 int zkl__recipe_cancel(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
 int zkl__recipe_token(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,

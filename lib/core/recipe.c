@@ -27,12 +27,14 @@ static int null_arg(const zkl__recipe_ops_t *ops) {
   return zkl__fail(ZKL_EINVAL, "%s is NULL", ops->name);
 }
 
-int zkl__recipe_create(void **out, const zkl__recipe_ops_t *ops,
+int zkl__recipe_create(void *out, const zkl__recipe_ops_t *ops,
                        zkl_session_t *s, const char *path, const void *data,
                        size_t len) {
   zkl__clear_error();
   if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
-  *out = NULL;
+  /* every pointer to a struct has the same representation (C11 6.2.5) */
+  zkl__recipe_t *none = NULL;
+  memcpy(out, &none, sizeof none);
   int rc = zkl__check_recipe_args(s, path, data, len);
   if (rc != 0) return rc;
   zkl__recipe_t *r = calloc(1, ops->size);
@@ -48,7 +50,7 @@ int zkl__recipe_create(void **out, const zkl__recipe_ops_t *ops,
     return rc == ZKL_ENOMEM ? zkl__fail(rc, "no memory for a %s", ops->name)
                             : rc;
   }
-  *out = r;
+  memcpy(out, &r, sizeof r);
   return 0;
 }
 
@@ -74,9 +76,12 @@ static int acquire_claimed(zkl__recipe_t *r, int mode, int64_t deadline,
 }
 
 int zkl__recipe_acquire(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
-                        int mode, int64_t deadline) {
+                        int mode, int64_t timeout_ms) {
   zkl__clear_error();
   if (r == NULL) return null_arg(ops);
+  /* taken now, before any local wait for the object: the caller's time */
+  int64_t deadline = timeout_ms == 0 ? ZKL__TRY
+                                     : zkl__deadline_after_ms(timeout_ms);
   unsigned cancel_seen;
   int rc = zkl__owner_enter(&r->own, &cancel_seen);
   if (rc != 0)

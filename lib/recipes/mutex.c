@@ -97,26 +97,20 @@ void zkl_mutex_opts_init(zkl_mutex_opts_t *o) {
 
 int zkl_mutex_create(zkl_mutex_t **out, zkl_session_t *s, const char *path,
                      const zkl_mutex_opts_t *opts) {
-  void *r = NULL; /* the base checks out (NULL) and fills r */
-  int rc = zkl__recipe_create(out != NULL ? &r : NULL, &ops, s, path,
-                              opts != NULL ? opts->data : NULL,
-                              opts != NULL ? opts->data_len : 0);
-  if (out != NULL) *out = r;
-  return rc;
+  return zkl__recipe_create(out, &ops, s, path,
+                            opts != NULL ? opts->data : NULL,
+                            opts != NULL ? opts->data_len : 0);
 }
 
-static int64_t deadline_of(int64_t timeout_ms) {
-  return timeout_ms == 0 ? ZKL__TRY : zkl__deadline_after_ms(timeout_ms);
-}
 
 int zkl_mutex_lock(zkl_mutex_t *m) {
-  return zkl__recipe_acquire(base(m), &ops, 0, ZKL__FOREVER);
+  return zkl__recipe_acquire(base(m), &ops, 0, -1);
 }
 int zkl_mutex_trylock(zkl_mutex_t *m) {
-  return zkl__recipe_acquire(base(m), &ops, 0, ZKL__TRY);
+  return zkl__recipe_acquire(base(m), &ops, 0, 0);
 }
 int zkl_mutex_timedlock(zkl_mutex_t *m, int64_t timeout_ms) {
-  return zkl__recipe_acquire(base(m), &ops, 0, deadline_of(timeout_ms));
+  return zkl__recipe_acquire(base(m), &ops, 0, timeout_ms);
 }
 int zkl_mutex_unlock(zkl_mutex_t *m) {
   return zkl__recipe_release(base(m), &ops);

@@ -168,39 +168,33 @@ void zkl_rwlock_opts_init(zkl_rwlock_opts_t *o) {
 
 int zkl_rwlock_create(zkl_rwlock_t **out, zkl_session_t *s, const char *path,
                       const zkl_rwlock_opts_t *opts) {
-  void *r = NULL; /* the base checks out (NULL) and fills r */
-  int rc = zkl__recipe_create(out != NULL ? &r : NULL, &ops, s, path,
-                              opts != NULL ? opts->data : NULL,
-                              opts != NULL ? opts->data_len : 0);
-  if (out != NULL) *out = r;
-  return rc;
+  return zkl__recipe_create(out, &ops, s, path,
+                            opts != NULL ? opts->data : NULL,
+                            opts != NULL ? opts->data_len : 0);
 }
 
-static int acquire(zkl_rwlock_t *l, int mode, int64_t deadline) {
-  return zkl__recipe_acquire(base(l), &ops, mode, deadline);
+static int acquire(zkl_rwlock_t *l, int mode, int64_t timeout_ms) {
+  return zkl__recipe_acquire(base(l), &ops, mode, timeout_ms);
 }
 
-static int64_t deadline_of(int64_t timeout_ms) {
-  return timeout_ms == 0 ? ZKL__TRY : zkl__deadline_after_ms(timeout_ms);
-}
 
 int zkl_rwlock_rdlock(zkl_rwlock_t *l) {
-  return acquire(l, MODE_READ, ZKL__FOREVER);
+  return acquire(l, MODE_READ, -1);
 }
 int zkl_rwlock_tryrdlock(zkl_rwlock_t *l) {
-  return acquire(l, MODE_READ, ZKL__TRY);
+  return acquire(l, MODE_READ, 0);
 }
 int zkl_rwlock_timedrdlock(zkl_rwlock_t *l, int64_t timeout_ms) {
-  return acquire(l, MODE_READ, deadline_of(timeout_ms));
+  return acquire(l, MODE_READ, timeout_ms);
 }
 int zkl_rwlock_wrlock(zkl_rwlock_t *l) {
-  return acquire(l, MODE_WRITE, ZKL__FOREVER);
+  return acquire(l, MODE_WRITE, -1);
 }
 int zkl_rwlock_trywrlock(zkl_rwlock_t *l) {
-  return acquire(l, MODE_WRITE, ZKL__TRY);
+  return acquire(l, MODE_WRITE, 0);
 }
 int zkl_rwlock_timedwrlock(zkl_rwlock_t *l, int64_t timeout_ms) {
-  return acquire(l, MODE_WRITE, deadline_of(timeout_ms));
+  return acquire(l, MODE_WRITE, timeout_ms);
 }
 int zkl_rwlock_unlock(zkl_rwlock_t *l) {
   return zkl__recipe_release(base(l), &ops);
