@@ -12,7 +12,9 @@
  *
  * Threads: each election object runs one thread of zkl's own (started by
  * zkl_election_create()).  It does the waiting and runs EVERY callback, one
- * at a time and in order, never on ZooKeeper's threads.  A callback may
+ * at a time and in order, never on ZooKeeper's threads (or, with the
+ * option callbacks_in_dispatch, queues them for zkl_session_dispatch() on
+ * an event loop's thread).  A callback may
  * call any zkl function, including zkl_election_resign(),
  * zkl_election_start() and zkl_election_destroy() on its own object
  * (zkl_election_await() on its own object refuses with ZKL_EDEADLK).
@@ -62,6 +64,14 @@ typedef struct zkl_election_opts {
                     uint64_t token, void *arg);
   void *arg;      /* passed to every callback                            */
   int observer;   /* 1: follow who leads, never stand as a candidate     */
+  /* 0 (default): the callbacks run on the object's thread.  1: they run
+   * from zkl_session_dispatch() on the caller's thread (an event loop's),
+   * in order, through the session's completion queue (zkl_session_fd()).
+   * An on_elected whose leadership no longer stands when it is dispatched
+   * (a slow loop, a paused process) is dropped together with its
+   * on_revoked; callbacks not yet dispatched when the object is destroyed
+   * never run. */
+  int callbacks_in_dispatch;
 } zkl_election_opts_t;
 
 /* Fills *opts with the defaults (no callbacks, candidate).  Thread-safe. */

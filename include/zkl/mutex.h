@@ -14,6 +14,17 @@
  * like any contender.  All functions are thread-safe except
  * zkl_mutex_destroy(), which must be the last call.
  *
+ * Asynchronous calls (zkl_mutex_lock_async(), zkl_mutex_unlock_async())
+ * are for event loops: they return at once and report through the
+ * session's completion queue (zkl_session_fd(), zkl_session_dispatch()).
+ * What they acquire is held by the OBJECT, not by a thread: one async
+ * call or hold per object at a time, no recursion, released with
+ * zkl_mutex_unlock_async() (or by destroy).  token(), holding() and
+ * node() answer for it from any thread; while it lasts, blocking calls
+ * of every thread treat the object as another thread's (lock waits
+ * locally, trylock says ZKL_EBUSY, unlock says ZKL_EPERM).  A pending
+ * acquisition holds no thread: one loop may wait for thousands.
+ *
  * Deadlines: every request a timed call makes waits for its answer only
  * until the call's deadline, so it returns on time even when the server
  * stops answering unnoticed; giving up a queued node adds at most 0.5 s
@@ -128,13 +139,53 @@ ZKL_EXTERN int zkl_mutex_timedlock(zkl_mutex_t *m, int64_t timeout_ms);
  * After a failure other than EPERM/EINVAL, the object no longer holds. */
 ZKL_EXTERN int zkl_mutex_unlock(zkl_mutex_t *m);
 
-/* Makes every lock/timedlock call blocked on m right now return
- * ZKL_ECANCELED (calls made later are not affected).  0, or ZKL_EINVAL for
+/* Starts acquiring the lock for the object, as zkl_mutex_timedlock(m,
+ * timeout_ms) would (0: a try, negative: no deadline), and returns at
+ * once.  cb(m, rc, token, arg) runs exactly once, later, from
+ * zkl_session_dispatch() on the session's completion queue, with:
+ *   0               held by the object; token is its fencing token.  The
+ *                   grant is checked again as the completion is
+ *                   dispatched: a hold whose connection went down or whose
+ *                   session was lost since comes as ZKL_ESUSPENDED or
+ *                   ZKL_ELOST instead, given up (its node deleted as soon
+ *                   as the connection is back).
+ *   ZKL_ECANCELED   zkl_mutex_cancel(), or zkl_mutex_destroy() (then m
+ *                   must not be used in the callback: it is freed).
+ *   ZKL_ETIMEDOUT, ZKL_EBUSY (a try), ZKL_ELOST, ZKL_ESUSPENDED, ZKL_EPROTO,
+ *   ZKL_ENOMEM, ZooKeeper's codes: as zkl_mutex_timedlock().
+ * On every failure the object holds nothing and no node of the call is
+ * left.  The call itself returns:
+ *   0           accepted: the completion will come.
+ *   ZKL_EBUSY   the object already holds or is acquiring (an async call),
+ *               or a thread holds or is acquiring through it.
+ *   ZKL_ECANCELED  destroy has begun.
+ *   ZKL_EINVAL  m or cb is NULL.  ZKL_ENOMEM.
+ * and then cb is never called.  Thread-safe: from any thread, including
+ * from a completion. */
+ZKL_EXTERN int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms,
+                                    zkl_done_fn cb, void *arg);
+
+/* Releases the object's hold (from zkl_mutex_lock_async()) and returns at
+ * once; cb(m, rc, 0, arg) runs once, later, from zkl_session_dispatch(),
+ * with the codes of zkl_mutex_unlock() (0, ZKL_ELOST, ZKL_ESUSPENDED,
+ * ZooKeeper's).  The object holds nothing from this call on; it may
+ * acquire again once the completion has come (ZKL_EBUSY before).
+ *   0           accepted.
+ *   ZKL_EPERM   the object holds nothing through an async call (or a
+ *               thread's blocking hold: release that with
+ *               zkl_mutex_unlock()), or its release is under way.
+ *   ZKL_ECANCELED, ZKL_EINVAL, ZKL_ENOMEM: as zkl_mutex_lock_async(). */
+ZKL_EXTERN int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb,
+                                      void *arg);
+
+/* Makes every lock/timedlock call blocked on m right now, and its async
+ * acquisition, return ZKL_ECANCELED (calls made later are not affected).  0, or ZKL_EINVAL for
  * NULL.  Safe from any thread (e.g. a sigwait() thread), but not from a
  * signal handler: it takes mutexes. */
 ZKL_EXTERN int zkl_mutex_cancel(zkl_mutex_t *m);
 
-/* The fencing token of the current hold: the ZooKeeper transaction id that
+/* The fencing token of the current hold (the calling thread's, or the
+ * object's async hold): the ZooKeeper transaction id that
  * created the holder's node (czxid).  It strictly increases from one holder
  * of the lock to the next, across processes and machines, so a resource can
  * refuse writes that carry an older token.
@@ -143,7 +194,8 @@ ZKL_EXTERN int zkl_mutex_cancel(zkl_mutex_t *m);
  *   ZKL_EINVAL  m or token is NULL. */
 ZKL_EXTERN int zkl_mutex_token(zkl_mutex_t *m, uint64_t *token);
 
-/* Whether the calling thread holds the lock: 1 yes, 0 no,
+/* Whether the calling thread (or, through an async call, the object)
+ * holds the lock: 1 yes, 0 no,
  * ZKL_ESUSPENDED when it holds it but the connection is down (the hold is in
  * doubt), ZKL_ELOST when it held it and the session is gone, ZKL_EINVAL for
  * NULL.  Makes no ZooKeeper call. */
@@ -155,9 +207,11 @@ ZKL_EXTERN int zkl_mutex_holding(zkl_mutex_t *m);
  * always enough for valid paths). */
 ZKL_EXTERN int zkl_mutex_node(zkl_mutex_t *m, char *buf, size_t len);
 
-/* Destroys m: lock calls blocked in it on other threads return
- * ZKL_ECANCELED first (destroy waits for them to leave), then the lock is
- * released if held (whatever the recursion count) and memory is freed.
+/* Destroys m: lock calls blocked in it on other threads, and its async
+ * acquisition, return ZKL_ECANCELED first (destroy waits for them to
+ * leave), then the lock is released if held (whatever the recursion count,
+ * or the object's async hold) and memory is freed.  Completions of m not
+ * yet dispatched come with ZKL_ECANCELED.  Allowed from a completion.
  * NULL-safe.  Only lock calls waiting in other threads may overlap destroy
  * (they return ZKL_ECANCELED); every other call on m must have returned
  * before destroy begins, none may start after, and a thread holding the

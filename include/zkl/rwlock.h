@@ -11,6 +11,9 @@
  * (`__rlock__`/`__lock__`) on the same path are respected as readers and
  * writers.
  *
+ * Asynchronous calls: as zkl_mutex_t's (the object holds what they
+ * acquire; token, holding and node answer for it from any thread).
+ *
  * Threads: as zkl_mutex_t, an object is reentrant per thread (read and
  * write holds are counted separately) and other threads of the process
  * that use the same object wait locally.  All functions are thread-safe
@@ -92,7 +95,20 @@ ZKL_EXTERN int zkl_rwlock_timedwrlock(zkl_rwlock_t *l, int64_t timeout_ms);
  *   0, ZKL_EPERM (holds nothing), ZKL_ELOST, ZKL_ESUSPENDED, ZKL_EINVAL. */
 ZKL_EXTERN int zkl_rwlock_unlock(zkl_rwlock_t *l);
 
-/* Makes the lock calls blocked on l right now return ZKL_ECANCELED.
+/* The asynchronous forms, for event loops: as zkl_mutex_lock_async() and
+ * zkl_mutex_unlock_async() (the object holds what they acquire, one async
+ * call or hold per object, reported through zkl_session_dispatch()), for
+ * the read lock and the write lock.  The completion's token is that of the
+ * read or write node, as zkl_rwlock_token() gives it. */
+ZKL_EXTERN int zkl_rwlock_rdlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
+                                       zkl_done_fn cb, void *arg);
+ZKL_EXTERN int zkl_rwlock_wrlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
+                                       zkl_done_fn cb, void *arg);
+ZKL_EXTERN int zkl_rwlock_unlock_async(zkl_rwlock_t *l, zkl_done_fn cb,
+                                       void *arg);
+
+/* Makes the lock calls blocked on l right now (and its async acquisition)
+ * return ZKL_ECANCELED.
  * 0 or ZKL_EINVAL.  Not from a signal handler. */
 ZKL_EXTERN int zkl_rwlock_cancel(zkl_rwlock_t *l);
 

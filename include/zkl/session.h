@@ -5,14 +5,24 @@
  * here is thread-safe except zkl_session_close(), which must be the last call
  * on the session.
  *
- * Threads: besides ZooKeeper's two, a session runs two threads of its own.
- * One sends a small request every fifth of the session timeout to know
- * when the server last answered, and declares the session LOST once it has
- * been silent for a whole session timeout.  The other delivers on_state
- * callbacks, deletes nodes whose deletion a caller could not wait for
- * (connection down, or no answer before the caller's deadline) once the
- * server answers again, and after LOST opens the new ZooKeeper session
- * (option reestablish).
+ * Threads: besides ZooKeeper's two, a session runs three threads of its
+ * own, however many locks wait.  One sends a small request every fifth of
+ * the session timeout to know when the server last answered, and declares
+ * the session LOST once it has been silent for a whole session timeout.
+ * One (the engine) moves every acquisition and release of the session's
+ * recipe objects forward: a waiting lock, blocking or asynchronous, holds
+ * no thread of its own.  The third delivers on_state callbacks, deletes
+ * nodes whose deletion a caller could not wait for (connection down, or no
+ * answer before the caller's deadline) once the server answers again, and
+ * after LOST opens the new ZooKeeper session (option reestablish).
+ *
+ * Event loops: the asynchronous calls (zkl_mutex_lock_async(), ...) report
+ * through the session's completion queue.  zkl_session_fd() is readable
+ * while completions wait; zkl_session_dispatch() runs them on the calling
+ * thread.  Each accepted asynchronous call gets exactly one completion,
+ * never from inside the call that started it.  With on_state_in_dispatch
+ * the state changes come through the same queue, in order with the
+ * completions, so that a loop learns SUSPENDED and LOST there.
  */
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
@@ -74,6 +84,19 @@ typedef enum zkl_session_state {
 typedef void (*zkl_session_state_fn)(zkl_session_t *s,
                                      zkl_session_state_t state, void *arg);
 
+/* How an asynchronous call ends: obj is the object it was made on (a
+ * zkl_mutex_t *, a zkl_rwlock_t *), rc its result (the codes of the
+ * blocking call it mirrors), token the fencing token of a hold it granted
+ * (0 otherwise), arg the caller's.  zkl_last_error() holds rc's detail
+ * message while it runs.  Runs on the thread calling
+ * zkl_session_dispatch(); it may call any zkl function, including
+ * starting, canceling or destroying (the object's destroy included), but
+ * not zkl_session_close() on this session nor a blocking call that waits
+ * for another completion of it.  When obj was destroyed before the
+ * completion was dispatched, rc is ZKL_ECANCELED and obj must not be
+ * used (its value only identifies the call). */
+typedef void (*zkl_done_fn)(void *obj, int rc, uint64_t token, void *arg);
+
 /* Options for zkl_session_open().  Always start from zkl_session_opts_init()
  * so that fields added in later versions get their defaults. */
 typedef struct zkl_session_opts {
@@ -101,6 +124,11 @@ typedef struct zkl_session_opts {
                                  (ZKL_ELOST from holding/unlock) until
                                  acquired again.  0: LOST is final, every
                                  later call fails with ZKL_ELOST.           */
+  int on_state_in_dispatch;   /* 0 (default): on_state runs on the
+                                 session's thread.  1: it runs from
+                                 zkl_session_dispatch() on the caller's
+                                 thread (an event loop's), in order with
+                                 the completions of asynchronous calls.    */
 } zkl_session_opts_t;
 
 /* Fills *opts with the defaults above.  Thread-safe. */
@@ -123,7 +151,9 @@ ZKL_EXTERN void zkl_session_opts_init(zkl_session_opts_t *opts);
 ZKL_EXTERN int zkl_session_open(zkl_session_t **out, const char *hosts,
                                 const zkl_session_opts_t *opts);
 
-/* Closes the session now.  If connected, the server deletes every
+/* Closes the session now (not from one of its completions or on_state
+ * callbacks: refused, with zkl_last_error() saying so).  If connected,
+ * the server deletes every
  * ephemeral node of the session at once, so every lock held or queued
  * through it is released; if the connection is down, they go when the
  * server expires the session (one session timeout).
@@ -143,6 +173,23 @@ ZKL_EXTERN int zkl_session_timeout(zkl_session_t *s);
 
 /* The ZooKeeper session id (0 if none).  Thread-safe. */
 ZKL_EXTERN int64_t zkl_session_id(zkl_session_t *s);
+
+/* A file descriptor that is readable while completions (of asynchronous
+ * calls, and state changes with on_state_in_dispatch) wait to be run by
+ * zkl_session_dispatch().  Add it to your loop for reading (level
+ * triggered); do not read, write or close it.  The same fd for the whole
+ * life of the session.  >= 0, or ZKL_EINVAL for NULL.  Thread-safe. */
+ZKL_EXTERN int zkl_session_fd(zkl_session_t *s);
+
+/* Runs the completions waiting now, in the order they came, on the calling
+ * thread, and clears the fd's readiness; completions queued meanwhile (by
+ * the callbacks, say) make the fd readable again for the next call.
+ *   >= 0        how many ran (0: none waited).
+ *   ZKL_EINVAL  s is NULL.
+ * Thread-safe; run it from one thread (your loop's) so that completions
+ * come in order.  It may be called from inside a completion (it then runs
+ * what came since). */
+ZKL_EXTERN int zkl_session_dispatch(zkl_session_t *s);
 
 /* Escape hatch: the underlying ZooKeeper handle, for the caller's own
  * ZooKeeper calls on the same session.  Owned by the session: do not close

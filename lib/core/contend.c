@@ -13,6 +13,7 @@
  * exit path that did not grant deletes our node and removes our watch.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,13 @@ static int canceled(zkl__contender_t *c, const unsigned *cancel) {
   return cancel != NULL && atomic_load(c->cancel_gen) != *cancel;
 }
 
-typedef enum { WOKE_FIRED, WOKE_SESSION, WOKE_CANCEL, WOKE_TIMEOUT } woke_t;
+typedef enum {
+  WOKE_NONE, /* still waiting (an operation's look) */
+  WOKE_FIRED,
+  WOKE_SESSION,
+  WOKE_CANCEL,
+  WOKE_TIMEOUT
+} woke_t;
 
 /* Waits, with the session locked, until our watch fires, the session state
  * changes (epoch differs from `epoch`), a cancel or the deadline. */
@@ -84,18 +91,31 @@ static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
  * ZKL_ETIMEDOUT or ZKL_ECANCELED.  With no node of ours yet, a lost
  * session that is being re-established is waited for like a suspended
  * one; a node of ours does not survive it (ZKL_ELOST). */
+/* With the session locked: 0 connected, ZKL_ESUSPENDED (to be waited
+ * for) or ZKL_ELOST, for c.  With no node of ours yet, a lost session that
+ * is being re-established is waited for like a suspended one; a node of
+ * ours does not survive it (ZKL_ELOST). */
+static int connected_health_locked(zkl__contender_t *c) {
+  zkl_session_t *s = c->s;
+  int h = zkl__health_locked(s);
+  if (h == ZKL_ELOST && c->node == NULL && zkl__session_renews_locked(s))
+    h = ZKL_ESUSPENDED;
+  else if (h == 0 && c->node != NULL &&
+           zkl__session_id_locked(s) != c->session_id)
+    h = ZKL_ELOST; /* already re-established: our node went with the old
+                      session */
+  return h;
+}
+
+/* Waits until the session is connected again (connected_health_locked).
+ * 0, ZKL_ELOST, ZKL_ETIMEDOUT or ZKL_ECANCELED.  The election's thread
+ * uses it; an operation uses op_await_connected(). */
 static int await_connected(zkl__contender_t *c, int64_t deadline,
                            const unsigned *cancel) {
   zkl_session_t *s = c->s;
   for (;;) {
     zkl__session_lock(s);
-    int h = zkl__health_locked(s);
-    if (h == ZKL_ELOST && c->node == NULL && zkl__session_renews_locked(s))
-      h = ZKL_ESUSPENDED;
-    else if (h == 0 && c->node != NULL &&
-             zkl__session_id_locked(s) != c->session_id)
-      h = ZKL_ELOST; /* already re-established: our node went with the
-                        old session */
+    int h = connected_health_locked(c);
     woke_t why = WOKE_SESSION;
     if (h == ZKL_ESUSPENDED) {
       zkl__waiter_register(s, &c->w, NULL);
@@ -167,33 +187,7 @@ void zkl__contend_cancel(zkl__contender_t *c) {
   zkl__session_unlock(c->s);
 }
 
-/* ---- our node: create, find again, delete ----------------------------------- */
-
-/* Creates `root` and its missing ancestors as CONTAINER nodes, which the
- * server removes again once they are empty (lock roots do not pile up). */
-static int ensure_path(zkl__contender_t *c, char *path) {
-  for (int tries = 0; tries < PARENT_RETRIES; tries++) {
-    int zrc = zkl__zk_create(c->s, c->dl, path, NULL, -1, ZOO_CONTAINER,
-                             NULL, NULL);
-    if (zrc == ZOK || zrc == ZNODEEXISTS) return 0;
-    if (zrc != ZNONODE) return zrc;
-    char *slash = strrchr(path, '/');
-    if (slash == path) return ZNONODE; /* "/" always exists */
-    *slash = '\0';
-    zrc = ensure_path(c, path);
-    *slash = '/';
-    if (zrc != 0) return zrc;
-  }
-  return ZNONODE;
-}
-
-static int ensure_root(zkl__contender_t *c) {
-  char *copy = strdup(c->root); /* ensure_path cuts it up as it recurses */
-  if (copy == NULL) return ZSYSTEMERROR;
-  int zrc = ensure_path(c, copy);
-  free(copy);
-  return zrc;
-}
+/* ---- our node and the queue below it ---------------------------------------- */
 
 static void adopt_node(zkl__contender_t *c, char *path,
                        const struct Stat *st) {
@@ -208,62 +202,6 @@ static void adopt_node(zkl__contender_t *c, char *path,
    * was replaced in between */
   c->session_id = st->ephemeralOwner != 0 ? st->ephemeralOwner
                                           : zkl_session_id(c->s);
-}
-
-/* Looks for a child carrying our prefix and adopts it.  1 found, 0 not
- * there (*zrc_out ZOK or ZNONODE: it was never created), or 0 with another
- * *zrc_out when the answer is not known. */
-static int find_mine(zkl__contender_t *c, int *zrc_out) {
-  struct String_vector kids = {0, NULL};
-  int zrc = zkl__zk_sync(c->s, c->dl, c->root); /* a lagging follower may
-                                                   not have applied our
-                                                   create yet */
-  if (zrc == ZOK) zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
-  *zrc_out = zrc;
-  int found = 0;
-  for (int i = 0; zrc == ZOK && i < kids.count && !found; i++) {
-    if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
-    size_t len = c->root_len + 1 + strlen(kids.data[i]) + 1;
-    char *path = malloc(len);
-    struct Stat st;
-    if (path == NULL) {
-      *zrc_out = ZSYSTEMERROR;
-      break;
-    }
-    snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-    int erc = zkl__zk_exists(c->s, c->dl, path, 0, &st);
-    if (erc == ZOK) {
-      adopt_node(c, path, &st);
-      found = 1;
-    } else {
-      free(path);
-      *zrc_out = erc == ZNONODE ? ZOK : erc;
-    }
-  }
-  deallocate_String_vector(&kids);
-  return found;
-}
-
-/* After a create whose reply was lost: did it happen?  0 adopted our node,
- * 1 it did not happen (create again), <0 gave up: the janitor deletes the
- * node if it exists once the connection is back.  Never a second node. */
-static int recover_create(zkl__contender_t *c, int64_t deadline,
-                          const unsigned *cancel) {
-  for (;;) {
-    int rc = await_connected(c, deadline, cancel);
-    if (rc != 0) { /* a lost session zkl only declared may still live */
-      if (rc != ZKL_ELOST || !zkl__session_gone(c->s))
-        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
-      return rc;
-    }
-    int frc;
-    if (find_mine(c, &frc)) return 0;
-    if (frc == ZOK || frc == ZNONODE) return 1;
-    if (!retryable(frc)) { /* refused, or no answer before the deadline */
-      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
-      return map_zrc(c, frc, "create");
-    }
-  }
 }
 
 /* How many of the contenders below us that can block us a waiter keeps:
@@ -287,64 +225,6 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
                       const struct String_vector *kids);
 static void queue_free(queue_t *q);
 
-/* Creates our contender node under a fresh prefix (so that a create handed
- * to the janitor can never be mistaken for a later one).  0 or an error; on
- * error no node of ours is left, or the janitor will delete it.
- * The first try sends the listing of the root right behind the create,
- * without waiting: the server answers a session's requests in order, so it
- * already holds our node, and the uncontended path costs one round trip
- * less.  When that listing came back, q->listed says so. */
-static int create_node(zkl__contender_t *c, int64_t deadline,
-                       const unsigned *cancel, queue_t *q) {
-  memset(q, 0, sizeof *q);
-  zkl__prefix_new(c->prefix);
-  size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
-  char *want_path = malloc(want);
-  int rc = ZKL_ENOMEM;
-  if (want_path == NULL) return rc;
-  snprintf(want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
-  for (int parent_tries = 0, tries = 0;; tries++) {
-    char *made = NULL;
-    struct Stat st;
-    struct String_vector kids = {0, NULL};
-    zkl__zcall_t *kc = zkl__zk_create_send(
-        c->s, want_path, c->data, c->data_len, ZOO_EPHEMERAL_SEQUENTIAL);
-    zkl__zcall_t *kl =
-        tries == 0 && kc != NULL ? zkl__zk_children_send(c->s, c->root, 0)
-                                 : NULL;
-    int zrc = zkl__zk_create_wait(kc, c->dl, &made, &st);
-    int lrc = kl != NULL ? zkl__zk_children_wait(kl, c->dl, &kids)
-                         : ZSYSTEMERROR;
-    if (zrc == ZOK) {
-      adopt_node(c, made, &st);
-      if (lrc == ZOK && queue_fill(c, q, &kids) == 0) q->listed = 1;
-      else queue_free(q); /* the caller lists on its own */
-      deallocate_String_vector(&kids);
-      rc = 0;
-      break;
-    }
-    deallocate_String_vector(&kids);
-    if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours to keep */
-      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
-      rc = map_zrc(c, zrc, "create");
-      break;
-    }
-    if (zrc == ZNONODE && parent_tries++ < PARENT_RETRIES) {
-      zrc = ensure_root(c); /* may race the container reaper: retry */
-      if (zrc == ZOK || zrc == ZNONODE) continue;
-    }
-    if (retryable(zrc)) {
-      rc = recover_create(c, deadline, cancel);
-      if (rc == 1) continue;
-      break;
-    }
-    rc = map_zrc(c, zrc, "create");
-    break;
-  }
-  free(want_path);
-  return rc;
-}
-
 /* Lets go of our node once the session is lost.  If zkl only declared the
  * session lost (silence) the server may still keep it (a partition that
  * heals, an ensemble that lost its quorum): the janitor deletes the node
@@ -364,71 +244,6 @@ static void to_janitor(zkl__contender_t *c) {
   free(c->node);
   c->node = NULL;
 }
-
-/* One attempt at deleting our node; with `mark` (a holder's release),
- * changing its data first in the same multi, which tells the node's
- * watcher that it left as holder.  A ZooKeeper code. */
-static int delete_once(zkl__contender_t *c, int mark) {
-  if (!mark || c->no_mark) return zkl__zk_delete(c->s, c->dl, c->node);
-  int zrc = zkl__zk_release(c->s, c->dl, c->node);
-  if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc) &&
-      zrc != ZKL__ZTIMEDOUT && zkl__session_health(c->s) != ZKL_ELOST) {
-    /* our node's ACL does not let us write it: plain deletes from now on
-     * (the waiter behind then checks the nodes below one by one) */
-    c->no_mark = 1;
-    return zkl__zk_delete(c->s, c->dl, c->node);
-  }
-  return zrc;
-}
-
-/* Deletes our node, retrying through connection losses until `deadline`;
- * past it the janitor takes over.  Frees c->node in every case.
- *   0               deleted.
- *   ZKL_ELOST       it was already gone (deleted by someone else, or the
- *                   session is lost, which deletes it).
- *   ZKL_ESUSPENDED  the connection is down: the janitor deletes it when
- *                   the connection is back.
- *   other <0        ZooKeeper refused; it goes when the session ends. */
-static int delete_node(zkl__contender_t *c, int mark, int64_t deadline) {
-  int rc = 0, maybe_applied = 0;
-  for (int attempt = 0; c->node != NULL; attempt++) {
-    int zrc = delete_once(c, mark);
-    if (zrc == ZOK) break;
-    if (zrc == ZNONODE) {
-      rc = maybe_applied ? 0
-                         : zkl__fail(ZKL_ELOST, "%s was already deleted",
-                                     c->node);
-      break;
-    }
-    if (zrc == ZKL__ZTIMEDOUT) { /* no answer in time: the janitor's job */
-      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
-      rc = zkl__fail(ZKL_ESUSPENDED, "no answer from ZooKeeper: %s will be "
-                     "deleted by the session's janitor", c->node);
-      break;
-    }
-    if (!retryable(zrc)) {
-      rc = map_zrc(c, zrc, "delete");
-      break;
-    }
-    maybe_applied = 1;
-    rc = attempt < 8 ? await_connected(c, deadline, NULL) : ZKL_ETIMEDOUT;
-    if (rc == ZKL_ELOST) {
-      forget_node(c);
-      break;
-    }
-    if (rc != 0) {
-      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
-      rc = zkl__fail(ZKL_ESUSPENDED, "connection down: %s will be deleted "
-                     "when it is back", c->node);
-      break;
-    }
-  }
-  free(c->node);
-  c->node = NULL;
-  return rc;
-}
-
-/* ---- the queue below us ----------------------------------------------------- */
 
 static void queue_drop(queue_t *q, size_t from, size_t count) {
   for (size_t i = from; i < from + count; i++) free((char *)q->lower[i].name);
@@ -477,65 +292,23 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
   return 0;
 }
 
-static int queue_list(zkl__contender_t *c, queue_t *q, int64_t deadline,
-                      const unsigned *cancel) {
-  for (;;) {
-    struct String_vector kids = {0, NULL};
-    memset(q, 0, sizeof *q);
-    int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
-    if (zrc == ZOK) {
-      int rc = queue_fill(c, q, &kids);
-      deallocate_String_vector(&kids);
-      if (rc != 0) queue_free(q);
-      return rc;
-    }
-    if (!retryable(zrc)) return map_zrc(c, zrc, "list");
-    int rc = await_connected(c, deadline, cancel);
-    if (rc != 0) return rc;
-  }
-}
-
-/* Trylock's first look, with no write: would we be granted if we queued
- * now?  Asks the driver as if our node came after every contender. */
-static int peek_busy(zkl__contender_t *c) {
-  struct String_vector kids = {0, NULL};
-  int zrc = zkl__zk_children(c->s, c->dl, c->root, 0, &kids);
-  if (zrc == ZNONODE) return 0; /* no root yet: free */
-  if (zrc != ZOK) return map_zrc(c, zrc, "list");
-  zkl__node_t *all = calloc(kids.count > 0 ? (size_t)kids.count : 1,
+/* Would a contender coming after every one listed in kids be blocked?
+ * ZKL_EBUSY (with a message), 0, or ZKL_ENOMEM. */
+static int busy_in(zkl__contender_t *c, const struct String_vector *kids) {
+  zkl__node_t *all = calloc(kids->count > 0 ? (size_t)kids->count : 1,
                             sizeof *all);
-  int rc = ZKL_ENOMEM;
-  if (all != NULL) {
-    size_t n = 0;
-    for (int i = 0; i < kids.count; i++)
-      if (zkl__name_parse(kids.data[i], &all[n]) == 0 &&
-          c->drv->counts(all[n].kind))
-        n++;
-    zkl__nodes_sort(all, n);
-    rc = c->drv->blocker(all, n) >= 0
-             ? zkl__fail(ZKL_EBUSY, "%s is held", c->root)
-             : 0;
-    free(all);
-  }
-  deallocate_String_vector(&kids);
+  if (all == NULL) return ZKL_ENOMEM;
+  size_t n = 0;
+  for (int i = 0; i < kids->count; i++)
+    if (zkl__name_parse(kids->data[i], &all[n]) == 0 &&
+        c->drv->counts(all[n].kind))
+      n++;
+  zkl__nodes_sort(all, n);
+  int rc = c->drv->blocker(all, n) >= 0
+               ? zkl__fail(ZKL_EBUSY, "%s is held", c->root)
+               : 0;
+  free(all);
   return rc;
-}
-
-/* Is our node still there?  1 yes, 0 no, or a negative code. */
-static int self_present(zkl__contender_t *c, int64_t deadline,
-                        const unsigned *cancel) {
-  for (;;) {
-    struct Stat st;
-    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, &st);
-    if (zrc == ZOK) {
-      c->owner = st.ephemeralOwner;
-      return 1;
-    }
-    if (zrc == ZNONODE) return 0;
-    if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
-    int rc = await_connected(c, deadline, cancel);
-    if (rc != 0) return rc;
-  }
 }
 
 /* ---- watching ------------------------------------------------------------------ */
@@ -573,131 +346,683 @@ static int arm_watch(zkl__contender_t *c, const char *target,
   return zrc;
 }
 
-/* Arms a data watch on `target` and waits.  0 with *left telling what
+/* ---- operations: the protocol as steps the engine runs ---------------------
+ *
+ * An acquisition or a release is an operation: a record the session's
+ * engine (engine.c) runs whenever something it waits for may have
+ * happened (an answer, a watch, a session change, a cancel, its timer),
+ * on the engine's thread, never blocking there.  A pending operation
+ * holds no thread; the blocking calls start one and wait for its end.
+ *
+ * Each step function below reads as the sequential protocol it is: it is
+ * a protothread (Dunkels' technique, hand-written here): AWAIT returns
+ * to the engine and the next run resumes at the same line, so whatever
+ * must survive a wait lives in the operation, not in locals.  A step
+ * function's own line counter says where it stands; it is 0 again
+ * whenever the function has returned its result (PT_RETURN). */
+
+#define PT_WAIT INT_MIN /* "not yet": no result uses it */
+#define PT_BEGIN(pt) switch (*(pt)) { case 0:;
+#define PT_END(pt) } *(pt) = 0
+#define PT_RETURN(pt, v) do { *(pt) = 0; return (v); } while (0)
+/* Resumes here until cond holds; the engine runs us again on any wake,
+ * and at `when` (ZKL__FOREVER: no timer). */
+#define PT_AWAIT(o, pt, cond, when)                \
+  do {                                             \
+    *(pt) = __LINE__;                              \
+    __attribute__((fallthrough));                  \
+    case __LINE__:                                 \
+    if (!(cond)) {                                 \
+      (o)->wake_at = (when);                       \
+      return PT_WAIT;                              \
+    }                                              \
+  } while (0)
+/* Runs a step function to its end: var = its result (set only then: the
+ * callee may use var's field meanwhile). */
+#define PT_CALL(pt, var, call)                     \
+  do {                                             \
+    *(pt) = __LINE__;                              \
+    __attribute__((fallthrough));                  \
+    case __LINE__:;                                \
+    int pt_r_ = (call);                            \
+    if (pt_r_ == PT_WAIT) return PT_WAIT;          \
+    (var) = pt_r_;                                 \
+  } while (0)
+/* Sends a request (k = the send) and waits for its answer or c->dl. */
+#define PT_REQUEST(o, pt, k, send)                                    \
+  do {                                                                \
+    (k) = (send);                                                     \
+    zkl__zcall_notify((k), op_post, (o));                             \
+    PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (o)->c->dl, \
+             (o)->c->dl);                                             \
+  } while (0)
+
+enum { OP_ACQUIRE, OP_RELEASE, OP_RELEASE_NOWAIT };
+
+struct zkl__op {
+  zkl__job_t job;           /* first: the engine's record               */
+  zkl__contender_t *c;
+  int what;                 /* OP_*                                     */
+  int64_t deadline;         /* the caller's (ZKL__TRY, ZKL__FOREVER)    */
+  unsigned cancel_seen;
+  int64_t wake_at;          /* the timer of the wait in progress        */
+  char *detail;             /* the last detail message it recorded      */
+  zkl__op_done_fn done;
+  void *arg;
+  /* where each step function stands (0: not running) */
+  int pt_main, pt_conn, pt_create, pt_root, pt_recover, pt_find, pt_list,
+      pt_peek, pt_self, pt_turn, pt_watch, pt_arm, pt_confirm, pt_abandon,
+      pt_delete, pt_once;
+  zkl__zcall_t *k, *k2;     /* requests in flight                       */
+  woke_t why;               /* what ended the last wait                 */
+  int fired, fired_type, self_fired; /* the waiter, read as it ended   */
+  /* the acquisition */
+  queue_t q;
+  int attempt, granted, rc;
+  /* await_connected */
+  int conn_h;
+  unsigned conn_epoch;
+  /* create_node, ensure_root, recover_create, find_mine */
+  char *want_path, *root_path, *found_path;
+  int parent_tries, tries, root_tries, create_rc, root_rc, recover_rc,
+      find_rc, found, zrc, lrc;
+  int ki;
+  struct String_vector kids;
+  /* wait_turn, watch_and_wait */
+  char *target;
+  ptrdiff_t idx;
+  int self, left, turn_rc, watch_rc, wzrc, wsrc;
+  unsigned w_epoch;
+  struct Stat st;
+  /* delete_node, delete_once */
+  int mark, del_attempt, maybe_applied, del_rc, once_rc;
+};
+
+static const unsigned *op_cancel(zkl__op_t *o) {
+  return o->what == OP_ACQUIRE ? &o->cancel_seen : NULL;
+}
+
+/* Posts o to its engine (a request's answer is in). */
+static void op_post(void *arg) {
+  zkl__op_t *o = arg;
+  zkl__engine_post(zkl__session_engine(o->c->s), &o->job);
+}
+
+/* The contender's waiter wakes its operation (the session is locked). */
+static void op_waiter_wake(zkl__waiter_t *w) {
+  zkl__contender_t *c =
+      (zkl__contender_t *)(void *)((char *)w - offsetof(zkl__contender_t, w));
+  if (c->op != NULL) op_post(c->op);
+}
+
+/* Has the wait on c's waiter ended (and why)?  When it has, the waiter's
+ * findings are copied into o and it is unregistered, in one look. */
+static woke_t op_woke(zkl__op_t *o, unsigned epoch, int64_t deadline,
+                      const unsigned *cancel) {
+  zkl__contender_t *c = o->c;
+  zkl__session_lock(c->s);
+  woke_t why = c->w.fired || c->w.self_fired        ? WOKE_FIRED
+               : zkl__session_epoch(c->s) != epoch  ? WOKE_SESSION
+               : canceled(c, cancel)                ? WOKE_CANCEL
+               : deadline == ZKL__TRY || zkl__now_ns() >= deadline
+                   ? WOKE_TIMEOUT
+                   : WOKE_NONE;
+  if (why != WOKE_NONE) {
+    o->fired = c->w.fired;
+    o->fired_type = c->w.fired_type;
+    o->self_fired = c->w.self_fired;
+    zkl__waiter_unregister(c->s, &c->w);
+  }
+  zkl__session_unlock(c->s);
+  return why;
+}
+
+/* The waiter as it is now, unregistered (a wait that was not waited). */
+static void op_unwait(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  zkl__session_lock(c->s);
+  o->fired = c->w.fired;
+  o->fired_type = c->w.fired_type;
+  o->self_fired = c->w.self_fired;
+  zkl__waiter_unregister(c->s, &c->w);
+  zkl__session_unlock(c->s);
+}
+
+/* await_connected() as a step. */
+static int op_await_connected(zkl__op_t *o, int64_t deadline,
+                              const unsigned *cancel) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_conn;
+  PT_BEGIN(pt);
+  for (;;) {
+    zkl__session_lock(c->s);
+    o->conn_h = connected_health_locked(c);
+    if (o->conn_h == ZKL_ESUSPENDED) {
+      zkl__waiter_register(c->s, &c->w, NULL);
+      o->conn_epoch = zkl__session_epoch(c->s);
+    }
+    zkl__session_unlock(c->s);
+    if (o->conn_h == 0) PT_RETURN(pt, 0);
+    if (o->conn_h == ZKL_ELOST) PT_RETURN(pt, ZKL_ELOST);
+    PT_AWAIT(o, pt,
+             (o->why = op_woke(o, o->conn_epoch, deadline, cancel)) !=
+                 WOKE_NONE,
+             deadline);
+    if (o->why == WOKE_CANCEL) PT_RETURN(pt, ZKL_ECANCELED);
+    if (o->why == WOKE_TIMEOUT) PT_RETURN(pt, ZKL_ETIMEDOUT);
+  }
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- our node: create, find again, delete (steps) --------------------------- */
+
+/* Creates the root and its missing ancestors as CONTAINER nodes, which the
+ * server removes again once they are empty (lock roots do not pile up):
+ * the deepest first, going up one level at each ZNONODE. */
+static int op_ensure_root(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_root;
+  PT_BEGIN(pt);
+  if ((o->root_path = strdup(c->root)) == NULL) PT_RETURN(pt, ZSYSTEMERROR);
+  o->root_rc = ZNONODE;
+  for (o->root_tries = 0; o->root_tries < PARENT_RETRIES * 8;
+       o->root_tries++) {
+    PT_REQUEST(o, pt, o->k,
+               zkl__zk_create_send(c->s, o->root_path, NULL, -1,
+                                   ZOO_CONTAINER));
+    o->root_rc = zkl__zk_create_wait(o->k, c->dl, NULL, NULL);
+    o->k = NULL;
+    size_t len = strlen(o->root_path);
+    if (o->root_rc == ZOK || o->root_rc == ZNODEEXISTS) {
+      o->root_rc = 0;
+      if (len == c->root_len) break;
+      o->root_path[len] = '/'; /* the level below, cut off before */
+      continue;
+    }
+    if (o->root_rc != ZNONODE) break;
+    char *slash = strrchr(o->root_path, '/');
+    if (slash == o->root_path) break; /* "/" always exists */
+    *slash = '\0';
+  }
+  free(o->root_path);
+  o->root_path = NULL;
+  PT_RETURN(pt, o->root_rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* Looks for a child carrying our prefix and adopts it.  1 found, 0 not
+ * there (o->find_rc ZOK or ZNONODE: it was never created), or 0 with
+ * another o->find_rc when the answer is not known. */
+static int op_find_mine(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_find;
+  PT_BEGIN(pt);
+  o->found = 0;
+  /* a lagging follower may not have applied our create yet */
+  PT_REQUEST(o, pt, o->k, zkl__zk_sync_send(c->s, c->root));
+  o->find_rc = zkl__zk_wait(o->k, c->dl);
+  o->k = NULL;
+  if (o->find_rc == ZOK) {
+    PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
+    o->find_rc = zkl__zk_children_wait(o->k, c->dl, &o->kids);
+    o->k = NULL;
+  }
+  for (o->ki = 0; o->find_rc == ZOK && o->ki < o->kids.count && !o->found;
+       o->ki++) {
+    const char *kid = o->kids.data[o->ki];
+    if (!zkl__name_is_mine(kid, c->prefix)) continue;
+    size_t len = c->root_len + 1 + strlen(kid) + 1;
+    if ((o->found_path = malloc(len)) == NULL) {
+      o->find_rc = ZSYSTEMERROR;
+      break;
+    }
+    snprintf(o->found_path, len, "%s/%s", c->root, kid);
+    PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, o->found_path, 0));
+    struct Stat st;
+    int erc = zkl__zk_exists_wait(o->k, c->dl, &st);
+    o->k = NULL;
+    if (erc == ZOK) {
+      adopt_node(c, o->found_path, &st);
+      o->found = 1;
+    } else {
+      free(o->found_path);
+      o->find_rc = erc == ZNONODE ? ZOK : erc;
+    }
+    o->found_path = NULL;
+  }
+  deallocate_String_vector(&o->kids);
+  PT_RETURN(pt, o->found);
+  PT_END(pt);
+  return 0;
+}
+
+/* After a create whose reply was lost: did it happen?  0 adopted our node,
+ * 1 it did not happen (create again), <0 gave up: the janitor deletes the
+ * node if it exists once the connection is back.  Never a second node. */
+static int op_recover_create(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_recover;
+  PT_BEGIN(pt);
+  for (;;) {
+    PT_CALL(pt, o->recover_rc,
+            op_await_connected(o, o->deadline, op_cancel(o)));
+    if (o->recover_rc != 0) { /* a lost session zkl only declared may live */
+      if (o->recover_rc != ZKL_ELOST || !zkl__session_gone(c->s))
+        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      PT_RETURN(pt, o->recover_rc);
+    }
+    PT_CALL(pt, o->found, op_find_mine(o));
+    if (o->found) PT_RETURN(pt, 0);
+    if (o->find_rc == ZOK || o->find_rc == ZNONODE) PT_RETURN(pt, 1);
+    if (!retryable(o->find_rc)) { /* refused, or no answer in time */
+      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      PT_RETURN(pt, map_zrc(c, o->find_rc, "create"));
+    }
+  }
+  PT_END(pt);
+  return 0;
+}
+
+/* Creates our contender node under a fresh prefix (so that a create handed
+ * to the janitor can never be mistaken for a later one).  0 or an error; on
+ * error no node of ours is left, or the janitor will delete it.
+ * The first try sends the listing of the root right behind the create,
+ * without waiting: the server answers a session's requests in order, so it
+ * already holds our node, and the uncontended path costs one round trip
+ * less.  When that listing came back, o->q.listed says so. */
+static int op_create_node(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_create;
+  PT_BEGIN(pt);
+  memset(&o->q, 0, sizeof o->q);
+  zkl__prefix_new(c->prefix);
+  size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
+  if ((o->want_path = malloc(want)) == NULL) PT_RETURN(pt, ZKL_ENOMEM);
+  snprintf(o->want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
+  for (o->parent_tries = 0, o->tries = 0;; o->tries++) {
+    o->k = zkl__zk_create_send(c->s, o->want_path, c->data, c->data_len,
+                               ZOO_EPHEMERAL_SEQUENTIAL);
+    o->k2 = o->tries == 0 && o->k != NULL
+                ? zkl__zk_children_send(c->s, c->root, 0)
+                : NULL;
+    zkl__zcall_notify(o->k, op_post, o);
+    zkl__zcall_notify(o->k2, op_post, o);
+    PT_AWAIT(o, pt,
+             (zkl__zcall_ready(o->k) && zkl__zcall_ready(o->k2)) ||
+                 zkl__now_ns() >= c->dl,
+             c->dl);
+    {
+      char *made = NULL;
+      struct Stat st;
+      struct String_vector kids = {0, NULL};
+      int zrc = zkl__zk_create_wait(o->k, c->dl, &made, &st);
+      int lrc = o->k2 != NULL ? zkl__zk_children_wait(o->k2, c->dl, &kids)
+                              : ZSYSTEMERROR;
+      o->k = o->k2 = NULL;
+      if (zrc == ZOK) {
+        adopt_node(c, made, &st);
+        if (lrc == ZOK && queue_fill(c, &o->q, &kids) == 0) o->q.listed = 1;
+        else queue_free(&o->q); /* the caller lists on its own */
+        deallocate_String_vector(&kids);
+        o->create_rc = 0;
+        break;
+      }
+      deallocate_String_vector(&kids);
+      if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours */
+        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+        o->create_rc = map_zrc(c, zrc, "create");
+        break;
+      }
+      o->zrc = zrc;
+    }
+    if (o->zrc == ZNONODE && o->parent_tries++ < PARENT_RETRIES) {
+      PT_CALL(pt, o->zrc, op_ensure_root(o)); /* may race the reaper */
+      if (o->zrc == ZOK || o->zrc == ZNONODE) continue;
+    }
+    if (retryable(o->zrc)) {
+      PT_CALL(pt, o->create_rc, op_recover_create(o));
+      if (o->create_rc == 1) continue;
+      break;
+    }
+    o->create_rc = map_zrc(c, o->zrc, "create");
+    break;
+  }
+  free(o->want_path);
+  o->want_path = NULL;
+  PT_RETURN(pt, o->create_rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* One attempt at deleting our node; with `mark` (a holder's release),
+ * changing its data first in the same multi, which tells the node's
+ * watcher that it left as holder.  A ZooKeeper code. */
+static int op_delete_once(zkl__op_t *o, int mark) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_once;
+  PT_BEGIN(pt);
+  if (mark && !c->no_mark) {
+    PT_REQUEST(o, pt, o->k, zkl__zk_release_send(c->s, c->node));
+    o->once_rc = zkl__zk_wait(o->k, c->dl);
+    o->k = NULL;
+    if (o->once_rc == ZOK || o->once_rc == ZNONODE ||
+        retryable(o->once_rc) || o->once_rc == ZKL__ZTIMEDOUT ||
+        zkl__session_health(c->s) == ZKL_ELOST)
+      PT_RETURN(pt, o->once_rc);
+    /* our node's ACL does not let us write it: plain deletes from now on
+     * (the waiter behind then checks the nodes below one by one) */
+    c->no_mark = 1;
+  }
+  PT_REQUEST(o, pt, o->k, zkl__zk_delete_send(c->s, c->node));
+  o->once_rc = zkl__zk_wait(o->k, c->dl);
+  o->k = NULL;
+  PT_RETURN(pt, o->once_rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* Deletes our node, retrying through connection losses until `deadline`;
+ * past it the janitor takes over.  Frees c->node in every case.
+ *   0               deleted.
+ *   ZKL_ELOST       it was already gone (deleted by someone else, or the
+ *                   session is lost, which deletes it).
+ *   ZKL_ESUSPENDED  the connection is down: the janitor deletes it when
+ *                   the connection is back.
+ *   other <0        ZooKeeper refused; it goes when the session ends. */
+static int op_delete_node(zkl__op_t *o, int mark, int64_t deadline) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_delete;
+  PT_BEGIN(pt);
+  o->del_rc = 0;
+  o->maybe_applied = 0;
+  for (o->del_attempt = 0; c->node != NULL; o->del_attempt++) {
+    PT_CALL(pt, o->zrc, op_delete_once(o, mark));
+    if (o->zrc == ZOK) break;
+    if (o->zrc == ZNONODE) {
+      o->del_rc = o->maybe_applied
+                      ? 0
+                      : zkl__fail(ZKL_ELOST, "%s was already deleted",
+                                  c->node);
+      break;
+    }
+    if (o->zrc == ZKL__ZTIMEDOUT) { /* no answer in time: the janitor's */
+      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+      o->del_rc = zkl__fail(ZKL_ESUSPENDED, "no answer from ZooKeeper: %s "
+                            "will be deleted by the session's janitor",
+                            c->node);
+      break;
+    }
+    if (!retryable(o->zrc)) {
+      o->del_rc = map_zrc(c, o->zrc, "delete");
+      break;
+    }
+    o->maybe_applied = 1;
+    o->del_rc = ZKL_ETIMEDOUT;
+    if (o->del_attempt < 8)
+      PT_CALL(pt, o->del_rc, op_await_connected(o, deadline, NULL));
+    if (o->del_rc == ZKL_ELOST) {
+      forget_node(c);
+      break;
+    }
+    if (o->del_rc != 0) {
+      zkl__janitor_add(c->s, c->root, c->prefix, c->node);
+      o->del_rc = zkl__fail(ZKL_ESUSPENDED, "connection down: %s will be "
+                            "deleted when it is back", c->node);
+      break;
+    }
+  }
+  free(c->node);
+  c->node = NULL;
+  PT_RETURN(pt, o->del_rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- the queue below us (steps) ----------------------------------------------- */
+
+static int op_queue_list(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_list;
+  PT_BEGIN(pt);
+  for (;;) {
+    memset(&o->q, 0, sizeof o->q);
+    PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
+    {
+      struct String_vector kids = {0, NULL};
+      int zrc = zkl__zk_children_wait(o->k, c->dl, &kids);
+      o->k = NULL;
+      if (zrc == ZOK) {
+        int rc = queue_fill(c, &o->q, &kids);
+        deallocate_String_vector(&kids);
+        if (rc != 0) queue_free(&o->q);
+        PT_RETURN(pt, rc);
+      }
+      if (!retryable(zrc)) PT_RETURN(pt, map_zrc(c, zrc, "list"));
+    }
+    PT_CALL(pt, o->lrc, op_await_connected(o, o->deadline, op_cancel(o)));
+    if (o->lrc != 0) PT_RETURN(pt, o->lrc);
+  }
+  PT_END(pt);
+  return 0;
+}
+
+/* Trylock's first look, with no write: would we be granted if we queued
+ * now?  Asks the driver as if our node came after every contender. */
+static int op_peek_busy(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_peek;
+  PT_BEGIN(pt);
+  PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
+  {
+    struct String_vector kids = {0, NULL};
+    int zrc = zkl__zk_children_wait(o->k, c->dl, &kids);
+    o->k = NULL;
+    if (zrc == ZNONODE) PT_RETURN(pt, 0); /* no root yet: free */
+    if (zrc != ZOK) PT_RETURN(pt, map_zrc(c, zrc, "list"));
+    int rc = busy_in(c, &kids);
+    deallocate_String_vector(&kids);
+    PT_RETURN(pt, rc);
+  }
+  PT_END(pt);
+  return 0;
+}
+
+/* Is our node still there?  1 yes, 0 no, or a negative code. */
+static int op_self_present(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_self;
+  PT_BEGIN(pt);
+  for (;;) {
+    PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, c->node, 0));
+    {
+      struct Stat st;
+      int zrc = zkl__zk_exists_wait(o->k, c->dl, &st);
+      o->k = NULL;
+      if (zrc == ZOK) {
+        c->owner = st.ephemeralOwner;
+        PT_RETURN(pt, 1);
+      }
+      if (zrc == ZNONODE) PT_RETURN(pt, 0);
+      if (!retryable(zrc)) PT_RETURN(pt, map_zrc(c, zrc, "exists"));
+    }
+    PT_CALL(pt, o->zrc, op_await_connected(o, o->deadline, op_cancel(o)));
+    if (o->zrc != 0) PT_RETURN(pt, o->zrc);
+  }
+  PT_END(pt);
+  return 0;
+}
+
+/* arm_watch() as a step (o->st: the target's stat). */
+static int op_arm_watch(zkl__op_t *o, const char *target) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_arm;
+  PT_BEGIN(pt);
+  PT_REQUEST(o, pt, o->k, zkl__zk_get_send(c->s, target, 1));
+  o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, &o->st);
+  o->k = NULL;
+  if (o->wzrc == ZNOAUTH) {
+    PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, target, 1));
+    o->wzrc = zkl__zk_exists_wait(o->k, c->dl, &o->st);
+    o->k = NULL;
+    if (o->wzrc == ZNONODE) drop_watch(c, target);
+  }
+  if (o->wzrc == ZKL__ZTIMEDOUT) drop_watch(c, target); /* may still be set */
+  PT_RETURN(pt, o->wzrc);
+  PT_END(pt);
+  return 0;
+}
+
+/* Arms a data watch on `target` and waits.  0 with o->left telling what
  * became of the target (STILL_THERE, GONE, RELEASED: its data changed,
  * which only the caller can tell to be a release), or a negative code.
  * Our own node is watched too, in the same round trip: should it go while
- * we wait, we wake; *self says what is known of it on return (1 there all
- * along, 0 gone, -1 not known), so that a wake-up needs no look at it. */
-static int watch_and_wait(zkl__contender_t *c, const char *target,
-                          int64_t deadline, const unsigned *cancel, int *left,
-                          int *self) {
+ * we wait, we wake; o->self says what is known of it on return (1 there
+ * all along, 0 gone, -1 not known), so that a wake-up needs no look at it. */
+static int op_watch_and_wait(zkl__op_t *o, const char *target) {
+  zkl__contender_t *c = o->c;
   zkl_session_t *s = c->s;
-  *self = -1;
-  int rc = await_connected(c, deadline, cancel); /* no request into a dead
-                                                    connection */
-  if (rc != 0) return rc;
+  int *pt = &o->pt_watch;
+  PT_BEGIN(pt);
+  o->self = -1;
+  /* no request into a dead connection */
+  PT_CALL(pt, o->watch_rc, op_await_connected(o, o->deadline, op_cancel(o)));
+  if (o->watch_rc != 0) PT_RETURN(pt, o->watch_rc);
   zkl__session_lock(s);
   zkl__waiter_register(s, &c->w, target);
   c->w.self_path = c->node;
-  unsigned epoch = zkl__session_epoch(s);
+  o->w_epoch = zkl__session_epoch(s);
   zkl__session_unlock(s);
 
-  zkl__zcall_t *ks = zkl__zk_exists_send(s, c->node, 1);
-  struct Stat st, own;
-  int zrc = arm_watch(c, target, &st);
-  int src = zkl__zk_exists_wait(ks, c->dl, &own);
-  if (src == ZOK) c->owner = own.ephemeralOwner;
-  else if (src == ZNONODE || src == ZKL__ZTIMEDOUT)
-    drop_watch(c, c->node); /* a watch on a missing node, or maybe set */
-  *left = zrc == ZNONODE ? GONE : STILL_THERE;
-  woke_t why = WOKE_SESSION;
-  zkl__session_lock(s);
-  if (zrc == ZOK && src != ZNONODE) {
-    why = wait_locked(c, epoch, deadline, cancel);
-    if (why == WOKE_FIRED && c->w.fired)
-      *left = c->w.fired_type == ZOO_DELETED_EVENT   ? GONE
-              : c->w.fired_type == ZOO_CHANGED_EVENT ? RELEASED
+  o->k2 = zkl__zk_exists_send(s, c->node, 1);
+  zkl__zcall_notify(o->k2, op_post, o);
+  PT_CALL(pt, o->wzrc, op_arm_watch(o, target));
+  PT_AWAIT(o, pt, zkl__zcall_ready(o->k2) || zkl__now_ns() >= c->dl, c->dl);
+  {
+    struct Stat own;
+    o->wsrc = zkl__zk_exists_wait(o->k2, c->dl, &own);
+    o->k2 = NULL;
+    if (o->wsrc == ZOK) c->owner = own.ephemeralOwner;
+    else if (o->wsrc == ZNONODE || o->wsrc == ZKL__ZTIMEDOUT)
+      drop_watch(c, c->node); /* a watch on a missing node, or maybe set */
+  }
+  o->left = o->wzrc == ZNONODE ? GONE : STILL_THERE;
+  o->why = WOKE_SESSION;
+  if (o->wzrc == ZOK && o->wsrc != ZNONODE) {
+    PT_AWAIT(o, pt,
+             (o->why = op_woke(o, o->w_epoch, o->deadline, op_cancel(o))) !=
+                 WOKE_NONE,
+             o->deadline);
+    if (o->why == WOKE_FIRED && o->fired)
+      o->left = o->fired_type == ZOO_DELETED_EVENT   ? GONE
+                : o->fired_type == ZOO_CHANGED_EVENT ? RELEASED
                                                      : STILL_THERE;
+  } else {
+    op_unwait(o);
   }
-  *self = src == ZNONODE ? 0 : src == ZOK && !c->w.self_fired ? 1 : -1;
-  zkl__waiter_unregister(s, &c->w);
-  zkl__session_unlock(s);
-  if (*self == 0) { /* our node is gone: no use watching for our turn */
-    if (zrc == ZOK) drop_watch(c, target);
-    return 0;
+  o->self = o->wsrc == ZNONODE                  ? 0
+            : o->wsrc == ZOK && !o->self_fired ? 1
+                                                : -1;
+  if (o->self == 0) { /* our node is gone: no use watching for our turn */
+    if (o->wzrc == ZOK) drop_watch(c, target);
+    PT_RETURN(pt, 0);
   }
-  if (zrc != ZOK && zrc != ZNONODE && !retryable(zrc))
-    return map_zrc(c, zrc, "watch");
-  if (why == WOKE_CANCEL || why == WOKE_TIMEOUT) {
+  if (o->wzrc != ZOK && o->wzrc != ZNONODE && !retryable(o->wzrc))
+    PT_RETURN(pt, map_zrc(c, o->wzrc, "watch"));
+  if (o->why == WOKE_CANCEL || o->why == WOKE_TIMEOUT) {
     drop_watch(c, target); /* not our own node's: it goes with the node */
-    return why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT;
+    PT_RETURN(pt, o->why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT);
   }
-  if (*left == STILL_THERE && (zrc != ZOK || why == WOKE_SESSION)) {
+  if (o->left == STILL_THERE && (o->wzrc != ZOK || o->why == WOKE_SESSION)) {
     /* connection trouble: wait it out, then look again (the same session
      * keeps its watches; a new one has no node of ours anyway) */
-    rc = await_connected(c, deadline, cancel);
-    if (rc == ZKL_ETIMEDOUT || rc == ZKL_ECANCELED) drop_watch(c, target);
-    return rc;
+    PT_CALL(pt, o->watch_rc,
+            op_await_connected(o, o->deadline, op_cancel(o)));
+    if (o->watch_rc == ZKL_ETIMEDOUT || o->watch_rc == ZKL_ECANCELED)
+      drop_watch(c, target);
+    PT_RETURN(pt, o->watch_rc);
   }
+  PT_RETURN(pt, 0);
+  PT_END(pt);
   return 0;
 }
 
 /* Waits until the driver grants us, given the queue below us.  0 granted,
  * VANISHED if our own node disappeared meanwhile, or a negative code. */
-static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
-                     const unsigned *cancel) {
-  char *target = NULL;
-  int rc = 0;
-  int self = 1; /* our node: 1 known there since the last wait, -1 not
-                   known (0: gone) */
+static int op_wait_turn(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  queue_t *q = &o->q;
+  int *pt = &o->pt_turn;
+  PT_BEGIN(pt);
+  o->target = NULL;
+  o->turn_rc = 0;
+  o->self = 1; /* our node: 1 known there since the last wait, -1 not
+                  known (0: gone) */
   for (;;) {
-    ptrdiff_t idx = c->drv->blocker(q->lower, q->n);
-    if (idx < 0 && q->more) {
+    o->idx = c->drv->blocker(q->lower, q->n);
+    if (o->idx < 0 && q->more) {
       /* every blocker we kept gave up, and no release covered the ones
        * below them: list again (rare) */
       queue_free(q);
-      if ((rc = queue_list(c, q, deadline, cancel)) != 0) break;
-      if (!(self = q->self_seen)) {
-        rc = VANISHED;
+      PT_CALL(pt, o->turn_rc, op_queue_list(o));
+      if (o->turn_rc != 0) break;
+      if (!(o->self = q->self_seen)) {
+        o->turn_rc = VANISHED;
         break;
       }
       continue;
     }
-    if (idx < 0) {
+    if (o->idx < 0) {
       /* After a wait, make sure nobody deleted our node meanwhile: the
        * ones behind us would already have passed us. */
-      if (self < 0 && (rc = self_present(c, deadline, cancel)) >= 0)
-        rc = rc == 1 ? 0 : VANISHED;
+      if (o->self < 0) {
+        PT_CALL(pt, o->turn_rc, op_self_present(o));
+        if (o->turn_rc >= 0) o->turn_rc = o->turn_rc == 1 ? 0 : VANISHED;
+      }
       break;
     }
-    if (deadline == ZKL__TRY) {
-      rc = zkl__fail(ZKL_EBUSY, "%s is held", c->root);
+    if (o->deadline == ZKL__TRY) {
+      o->turn_rc = zkl__fail(ZKL_EBUSY, "%s is held", c->root);
       break;
     }
-    size_t len = c->root_len + 1 + strlen(q->lower[idx].name) + 1;
-    free(target);
-    if ((target = malloc(len)) == NULL) {
-      rc = ZKL_ENOMEM;
+    size_t len = c->root_len + 1 + strlen(q->lower[o->idx].name) + 1;
+    free(o->target);
+    if ((o->target = malloc(len)) == NULL) {
+      o->turn_rc = ZKL_ENOMEM;
       break;
     }
-    snprintf(target, len, "%s/%s", c->root, q->lower[idx].name);
-    int left = STILL_THERE;
-    rc = watch_and_wait(c, target, deadline, cancel, &left, &self);
-    if (rc != 0) break;
-    if (self == 0) {
-      rc = VANISHED;
+    snprintf(o->target, len, "%s/%s", c->root, q->lower[o->idx].name);
+    o->left = STILL_THERE;
+    PT_CALL(pt, o->turn_rc, op_watch_and_wait(o, o->target));
+    if (o->turn_rc != 0) break;
+    if (o->self == 0) {
+      o->turn_rc = VANISHED;
       break;
     }
     /* A data change is a release only from a kind of node whose zkl
      * holders leave that way; from any other it means nothing. */
-    if (left == RELEASED && !zkl__kind_marks_release(q->lower[idx].kind))
-      left = STILL_THERE;
-    if (left == STILL_THERE) continue; /* reconnected, ...: look again */
-    if (left == RELEASED) {
+    if (o->left == RELEASED &&
+        !zkl__kind_marks_release(q->lower[o->idx].kind))
+      o->left = STILL_THERE;
+    if (o->left == STILL_THERE) continue; /* reconnected, ...: look again */
+    if (o->left == RELEASED) {
       /* it held the lock, so every node below it, kept or left out, was
        * gone when it did (and none can appear below later) */
-      queue_drop(q, 0, (size_t)idx + 1);
+      queue_drop(q, 0, (size_t)o->idx + 1);
       q->more = 0;
     } else { /* it gave up or its session ended: the next one down */
-      queue_drop(q, (size_t)idx, 1);
+      queue_drop(q, (size_t)o->idx, 1);
     }
   }
-  free(target);
-  return rc;
+  free(o->target);
+  o->target = NULL;
+  PT_RETURN(pt, o->turn_rc);
+  PT_END(pt);
+  return 0;
 }
 
-/* ---- acquire / release ------------------------------------------------------------ */
+/* ---- acquire / release (steps) ------------------------------------------------ */
 
 /* How long a caller giving up waits for its node's delete to be answered
  * before returning anyway (the server may be frozen without the client
@@ -708,20 +1033,27 @@ static int wait_turn(zkl__contender_t *c, queue_t *q, int64_t deadline,
  * server: the delete is sent and waited for briefly; should it not be
  * answered in time or the connection fail, the session's janitor deletes
  * the node (again: a late first delete only makes its one a no-op). */
-static void abandon(zkl__contender_t *c, int granted) {
-  if (c->node == NULL) return;
+static int op_abandon(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_abandon;
+  PT_BEGIN(pt);
+  if (c->node == NULL) PT_RETURN(pt, 0);
   if (zkl__session_health(c->s) == ZKL_ESUSPENDED) {
     to_janitor(c);
-    return;
+    PT_RETURN(pt, 0);
   }
   c->dl = zkl__deadline_after_ms(ABANDON_GRACE_MS);
   /* refused after the grant (a deadline that passed, a cancel): it leaves
    * as a holder would, so that the waiter behind needs no look below */
-  int zrc = delete_once(c, granted && c->drv->tells_release);
-  if ((retryable(zrc) || zrc == ZKL__ZTIMEDOUT) && !zkl__session_gone(c->s))
+  PT_CALL(pt, o->zrc, op_delete_once(o, o->granted && c->drv->tells_release));
+  if ((retryable(o->zrc) || o->zrc == ZKL__ZTIMEDOUT) &&
+      !zkl__session_gone(c->s))
     zkl__janitor_add(c->s, c->root, c->prefix, c->node);
   free(c->node);
   c->node = NULL;
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
 }
 
 /* The rule for a grant, checked right before an acquisition reports
@@ -734,69 +1066,251 @@ static void abandon(zkl__contender_t *c, int granted) {
  * While the connection is down the grant stands only if the same session
  * comes back with our node.  0 (granted), ZKL_ELOST, VANISHED,
  * ZKL_ETIMEDOUT, ZKL_ESUSPENDED (a trylock) or ZKL_ECANCELED. */
-static int confirm_grant(zkl__contender_t *c, int64_t deadline,
-                         const unsigned *cancel) {
+static int op_confirm_grant(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_confirm;
+  PT_BEGIN(pt);
   for (;;) {
-    if (deadline != ZKL__TRY && zkl__now_ns() >= deadline)
-      return zkl__fail(ZKL_ETIMEDOUT, "%s: granted only after the deadline",
-                       c->root);
+    if (o->deadline != ZKL__TRY && zkl__now_ns() >= o->deadline)
+      PT_RETURN(pt, zkl__fail(ZKL_ETIMEDOUT, "%s: granted only after the "
+                              "deadline", c->root));
     int h = zkl__contend_hold_health(c);
-    if (h == 0) return 0;
-    if (h == ZKL_ELOST) return ZKL_ELOST;
-    if (deadline == ZKL__TRY)
-      return zkl__fail(ZKL_ESUSPENDED, "%s: granted, but the connection is "
-                       "down", c->root);
-    int rc = await_connected(c, deadline, cancel); /* ELOST: another session */
-    if (rc != 0) return rc;
-    if ((rc = self_present(c, deadline, cancel)) != 1)
-      return rc == 0 ? VANISHED : rc; /* else look again */
+    if (h == 0) PT_RETURN(pt, 0);
+    if (h == ZKL_ELOST) PT_RETURN(pt, ZKL_ELOST);
+    if (o->deadline == ZKL__TRY)
+      PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "%s: granted, but the "
+                              "connection is down", c->root));
+    /* ELOST: another session */
+    PT_CALL(pt, o->zrc, op_await_connected(o, o->deadline, op_cancel(o)));
+    if (o->zrc != 0) PT_RETURN(pt, o->zrc);
+    PT_CALL(pt, o->zrc, op_self_present(o));
+    if (o->zrc != 1) PT_RETURN(pt, o->zrc == 0 ? VANISHED : o->zrc);
   }
+  PT_END(pt);
+  return 0;
 }
 
-int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
-                         unsigned cancel_seen) {
-  const unsigned *cancel = &cancel_seen;
+static int op_acquire(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_main;
+  PT_BEGIN(pt);
   /* every request waits for its answer until the caller's deadline; a
    * trylock's until the client itself gives up */
-  c->dl = deadline == ZKL__TRY ? ZKL__FOREVER : deadline;
-  int rc = await_connected(c, deadline, cancel);
-  if (rc == ZKL_ETIMEDOUT)
-    return zkl__fail(deadline == ZKL__TRY ? ZKL_ESUSPENDED : ZKL_ETIMEDOUT,
-                     "not connected to ZooKeeper");
-  if (rc != 0) return rc;
-  if (deadline == ZKL__TRY && (rc = peek_busy(c)) != 0) return rc;
-  int granted = 0;
-  for (int attempt = 0; attempt < 3;) {
-    queue_t q;
-    if ((rc = create_node(c, deadline, cancel, &q)) == 0) {
-      if (q.listed || (rc = queue_list(c, &q, deadline, cancel)) == 0) {
-        rc = q.self_seen ? wait_turn(c, &q, deadline, cancel) : VANISHED;
-        queue_free(&q);
-      }
+  c->dl = o->deadline == ZKL__TRY ? ZKL__FOREVER : o->deadline;
+  PT_CALL(pt, o->rc, op_await_connected(o, o->deadline, op_cancel(o)));
+  if (o->rc == ZKL_ETIMEDOUT)
+    PT_RETURN(pt, zkl__fail(o->deadline == ZKL__TRY ? ZKL_ESUSPENDED
+                                                    : ZKL_ETIMEDOUT,
+                            "not connected to ZooKeeper"));
+  if (o->rc != 0) PT_RETURN(pt, o->rc);
+  if (o->deadline == ZKL__TRY) {
+    PT_CALL(pt, o->rc, op_peek_busy(o));
+    if (o->rc != 0) PT_RETURN(pt, o->rc);
+  }
+  o->granted = 0;
+  for (o->attempt = 0; o->attempt < 3;) {
+    PT_CALL(pt, o->rc, op_create_node(o));
+    if (o->rc == 0 && !o->q.listed) PT_CALL(pt, o->rc, op_queue_list(o));
+    if (o->rc == 0) {
+      o->rc = VANISHED;
+      if (o->q.self_seen) PT_CALL(pt, o->rc, op_wait_turn(o));
     }
-    granted = rc == 0;
-    if (rc == 0) rc = confirm_grant(c, deadline, cancel);
-    if (rc == VANISHED && zkl__session_health(c->s) == ZKL_ELOST)
-      rc = ZKL_ELOST;
-    if (rc == ZKL_ELOST && zkl__session_renews(c->s)) {
-      /* The session was lost while we queued: its nodes are gone and a new
-       * session is on its way.  Queue again on it. */
+    queue_free(&o->q);
+    o->granted = o->rc == 0;
+    if (o->rc == 0) PT_CALL(pt, o->rc, op_confirm_grant(o));
+    if (o->rc == VANISHED && zkl__session_health(c->s) == ZKL_ELOST)
+      o->rc = ZKL_ELOST;
+    if (o->rc == ZKL_ELOST && zkl__session_renews(c->s)) {
+      /* The session was lost while we queued: its nodes are gone and a
+       * new session is on its way.  Queue again on it. */
       forget_node(c);
-      if ((rc = await_connected(c, deadline, cancel)) != 0) break;
+      PT_CALL(pt, o->rc, op_await_connected(o, o->deadline, op_cancel(o)));
+      if (o->rc != 0) break;
       continue;
     }
-    if (rc != VANISHED) break;
+    if (o->rc != VANISHED) break;
     /* Our node vanished under us (deleted by someone else): start over
      * with a new node. */
     free(c->node);
     c->node = NULL;
-    attempt++;
+    o->attempt++;
   }
-  if (rc == VANISHED)
-    rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing", c->root);
-  if (rc != 0) abandon(c, granted);
-  if (rc == ZKL_ETIMEDOUT && deadline == ZKL__TRY) rc = ZKL_ESUSPENDED;
+  if (o->rc == VANISHED)
+    o->rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing",
+                      c->root);
+  if (o->rc != 0) PT_CALL(pt, o->zrc, op_abandon(o));
+  if (o->rc == ZKL_ETIMEDOUT && o->deadline == ZKL__TRY)
+    o->rc = ZKL_ESUSPENDED;
+  PT_RETURN(pt, o->rc);
+  PT_END(pt);
+  return 0;
+}
+
+static int op_release(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  int *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  if (c->node == NULL) PT_RETURN(pt, ZKL_ELOST);
+  if (o->what == OP_RELEASE) {
+    if (zkl__session_health(c->s) == ZKL_ELOST ||
+        zkl_session_id(c->s) != c->session_id) {
+      forget_node(c);
+      PT_RETURN(pt, zkl__fail(ZKL_ELOST, "session lost while holding %s",
+                              c->root));
+    }
+    c->dl = cleanup_deadline(c);
+    o->deadline = c->dl;
+  } else { /* never waits for a connection */
+    int h = zkl__contend_hold_health(c);
+    if (h == ZKL_ELOST) {
+      forget_node(c);
+      PT_RETURN(pt, ZKL_ELOST);
+    }
+    if (h != 0) {
+      to_janitor(c);
+      PT_RETURN(pt, ZKL_ESUSPENDED);
+    }
+    c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
+    o->deadline = ZKL__TRY;
+  }
+  PT_CALL(pt, o->rc, op_delete_node(o, c->drv->tells_release, o->deadline));
+  PT_RETURN(pt, o->rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- running operations ------------------------------------------------------- */
+
+static void op_free(zkl__op_t *o) {
+  queue_free(&o->q);
+  free(o->want_path);
+  free(o->root_path);
+  free(o->found_path);
+  free(o->target);
+  deallocate_String_vector(&o->kids);
+  free(o->detail);
+  free(o);
+}
+
+/* The engine runs o: one step, then a timer for the wait it stopped at,
+ * or its end. */
+static void op_run(zkl__job_t *j) {
+  zkl__op_t *o = (zkl__op_t *)j;
+  zkl__contender_t *c = o->c;
+  zkl__engine_t *e = zkl__session_engine(c->s);
+  zkl__clear_error(); /* the engine's thread runs everyone's steps */
+  o->wake_at = ZKL__FOREVER;
+  int rc = o->what == OP_ACQUIRE ? op_acquire(o) : op_release(o);
+  if (zkl_last_error()[0] != '\0') { /* this step's; the last one stands */
+    free(o->detail);
+    o->detail = strdup(zkl_last_error());
+  }
+  if (rc == PT_WAIT) {
+    zkl__engine_arm(e, j, o->wake_at); /* no memory: no timer, woken on
+                                          any other event */
+    return;
+  }
+  zkl__session_lock(c->s);
+  zkl__waiter_unregister(c->s, &c->w);
+  c->op = NULL;
+  c->w.wake = NULL;
+  zkl__session_unlock(c->s);
+  zkl__engine_forget(e, j); /* nothing posts it any more */
+  o->done(rc, rc != 0 && o->detail != NULL ? o->detail : "", o->arg);
+  op_free(o);
+}
+
+static int op_start(zkl__contender_t *c, int what, int64_t deadline,
+                    unsigned cancel_seen, zkl__op_done_fn done, void *arg) {
+  zkl__op_t *o = calloc(1, sizeof *o);
+  if (o == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for an operation");
+  o->job.run = op_run;
+  o->c = c;
+  o->what = what;
+  o->deadline = deadline;
+  o->cancel_seen = cancel_seen;
+  o->done = done;
+  o->arg = arg;
+  zkl__session_lock(c->s);
+  int busy = c->op != NULL;
+  if (!busy) {
+    c->op = o;
+    c->w.wake = op_waiter_wake;
+  }
+  zkl__session_unlock(c->s);
+  if (busy) {
+    free(o);
+    return zkl__fail(ZKL_EBUSY, "an operation on %s is in progress", c->root);
+  }
+  zkl__engine_post(zkl__session_engine(c->s), &o->job);
+  return 0;
+}
+
+int zkl__contend_acquire_start(zkl__contender_t *c, int64_t deadline,
+                               unsigned cancel_seen, zkl__op_done_fn done,
+                               void *arg) {
+  return op_start(c, OP_ACQUIRE, deadline, cancel_seen, done, arg);
+}
+
+int zkl__contend_release_start(zkl__contender_t *c, int nowait,
+                               zkl__op_done_fn done, void *arg) {
+  return op_start(c, nowait ? OP_RELEASE_NOWAIT : OP_RELEASE, 0, 0, done,
+                  arg);
+}
+
+/* ---- the blocking forms: an operation and a wait for its end ------------------ */
+
+struct op_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, rc;
+  char *detail;
+};
+
+static void op_wait_done(int rc, const char *detail, void *arg) {
+  struct op_wait *w = arg;
+  char *copy = detail[0] != '\0' ? strdup(detail) : NULL;
+  pthread_mutex_lock(&w->mu);
+  w->rc = rc;
+  w->detail = copy;
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
+static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
+                       unsigned cancel_seen) {
+  struct op_wait w = {.done = 0};
+  if (pthread_mutex_init(&w.mu, NULL) != 0) return ZKL_ESYSTEM;
+  if (pthread_cond_init(&w.cv, NULL) != 0) {
+    pthread_mutex_destroy(&w.mu);
+    return ZKL_ESYSTEM;
+  }
+  int rc = op_start(c, what, deadline, cancel_seen, op_wait_done, &w);
+  if (rc == 0) {
+    pthread_mutex_lock(&w.mu);
+    while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+    pthread_mutex_unlock(&w.mu);
+    rc = w.rc;
+    if (w.detail != NULL) zkl__fail(rc, "%s", w.detail);
+    free(w.detail);
+  }
+  pthread_cond_destroy(&w.cv);
+  pthread_mutex_destroy(&w.mu);
   return rc;
+}
+
+int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
+                         unsigned cancel_seen) {
+  return op_run_sync(c, OP_ACQUIRE, deadline, cancel_seen);
+}
+
+int zkl__contend_release(zkl__contender_t *c) {
+  return op_run_sync(c, OP_RELEASE, 0, 0);
+}
+
+int zkl__contend_release_nowait(zkl__contender_t *c) {
+  return op_run_sync(c, OP_RELEASE_NOWAIT, 0, 0);
 }
 
 /* ---- holding and observing (election) ------------------------------------------ */
@@ -857,21 +1371,6 @@ int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen) {
     int rc = await_connected(c, ZKL__FOREVER, &cancel_seen);
     if (rc != 0) return rc;
   }
-}
-
-int zkl__contend_release_nowait(zkl__contender_t *c) {
-  if (c->node == NULL) return ZKL_ELOST;
-  int h = zkl__contend_hold_health(c);
-  if (h == ZKL_ELOST) {
-    forget_node(c);
-    return ZKL_ELOST;
-  }
-  if (h != 0) {
-    to_janitor(c);
-    return ZKL_ESUSPENDED;
-  }
-  c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
-  return delete_node(c, c->drv->tells_release, ZKL__TRY);
 }
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
@@ -952,6 +1451,12 @@ int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen) {
   return await_connected(c, ZKL__FOREVER, &cancel_seen);
 }
 
+void zkl__contend_forsake(zkl__contender_t *c) {
+  if (c->node == NULL) return;
+  if (zkl__contend_hold_health(c) == ZKL_ELOST) forget_node(c);
+  else to_janitor(c);
+}
+
 int zkl__contend_hold_health(zkl__contender_t *c) {
   int h = zkl__session_health(c->s);
   if (h == 0 && zkl_session_id(c->s) != c->session_id) h = ZKL_ELOST;
@@ -964,15 +1469,4 @@ int zkl__contend_hold_again(zkl__contender_t *c) {
     return zkl__fail(h, "the connection is down: the hold of %s is in doubt",
                      c->root);
   return h;
-}
-
-int zkl__contend_release(zkl__contender_t *c) {
-  if (c->node == NULL) return ZKL_ELOST;
-  if (zkl__session_health(c->s) == ZKL_ELOST ||
-      zkl_session_id(c->s) != c->session_id) {
-    forget_node(c);
-    return zkl__fail(ZKL_ELOST, "session lost while holding %s", c->root);
-  }
-  c->dl = cleanup_deadline(c);
-  return delete_node(c, c->drv->tells_release, c->dl);
 }

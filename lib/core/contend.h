@@ -46,6 +46,8 @@ extern const zkl__driver_t zkl__driver_latch;   /* election.c */
 
 /* ---- the contention core (contend.c) ------------------------------------- */
 
+typedef struct zkl__op zkl__op_t; /* an acquisition or release underway */
+
 typedef struct zkl__contender {
   zkl_session_t *s;
   const zkl__driver_t *drv;
@@ -66,6 +68,8 @@ typedef struct zkl__contender {
   int no_mark;                  /* our node refused the release's write   */
   atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
+  zkl__op_t *op;                /* the operation using it (at most one);
+                                   guarded by the session's lock          */
 } zkl__contender_t;
 
 int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
@@ -73,6 +77,22 @@ int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
                         const void *data, size_t data_len,
                         atomic_uint *cancel_gen);
 void zkl__contender_fini(zkl__contender_t *c);
+
+/* How an operation ends, on the engine's thread: rc and its detail
+ * message ("" if none).  It must not block (it signals a waiting thread,
+ * or queues a completion for the user's dispatch). */
+typedef void (*zkl__op_done_fn)(int rc, const char *detail, void *arg);
+/* Starts acquiring through c, as zkl__contend_acquire() does, on the
+ * session's engine; done() reports the end, never from this call.  0, or
+ * ZKL_ENOMEM / ZKL_EBUSY (an operation on c is underway) and done() is
+ * never called. */
+int zkl__contend_acquire_start(zkl__contender_t *c, int64_t deadline,
+                               unsigned cancel_seen, zkl__op_done_fn done,
+                               void *arg);
+/* Starts zkl__contend_release() (nowait: zkl__contend_release_nowait()). */
+int zkl__contend_release_start(zkl__contender_t *c, int nowait,
+                               zkl__op_done_fn done, void *arg);
+/* The blocking forms below start the operation and wait for its end. */
 
 /* Creates our node and waits until granted, the absolute monotonic
  * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than
@@ -84,7 +104,7 @@ int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline_ns,
  * same multi: see zkl__zk_release).
  * 0, or ZKL_ELOST if the session had already lost it. */
 int zkl__contend_release(zkl__contender_t *c);
-/* Wakes a blocked zkl__contend_acquire() so that it sees the cancel
+/* Wakes a blocked zkl__contend_acquire() (or its operation) so that it sees the cancel
  * generation has moved (bump it first). */
 void zkl__contend_cancel(zkl__contender_t *c);
 /* While holding: watches our own node and waits until it is deleted or
@@ -118,6 +138,9 @@ int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen);
  * session is usable again (re-established).  0, ZKL_ELOST (no new session
  * will come) or ZKL_ECANCELED. */
 int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen);
+/* Gives up the hold through c without a request: its node is forgotten
+ * (the session is lost) or left to the janitor (the connection is down). */
+void zkl__contend_forsake(zkl__contender_t *c);
 /* Whether the hold through c is still good: 0, ZKL_ESUSPENDED (connection
  * down: in doubt), or ZKL_ELOST (the session that made the node is gone). */
 int zkl__contend_hold_health(zkl__contender_t *c);
@@ -170,6 +193,8 @@ typedef struct zkl__recipe {
   const zkl__recipe_ops_t *ops;
   zkl__owner_t own;  /* own.mu guards the recipe's counts too */
   const char *root;  /* the path (a contender's copy), for messages */
+  zkl_session_t *s;
+  int async_mode;    /* the mode of the object's async hold (own.async) */
 } zkl__recipe_t;
 
 /* The public calls of a lock-like recipe, with their documented codes.
@@ -192,5 +217,12 @@ int zkl__recipe_holding(zkl__recipe_t *r, const zkl__recipe_ops_t *ops);
 int zkl__recipe_node(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
                      int any_thread, char *buf, size_t len);
 void zkl__recipe_destroy(zkl__recipe_t *r);
+/* The asynchronous forms (timeout_ms as above), with the codes of the
+ * public *_async calls: the object holds what they acquire. */
+int zkl__recipe_acquire_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                              int mode, int64_t timeout_ms, zkl_done_fn cb,
+                              void *arg);
+int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                              zkl_done_fn cb, void *arg);
 
 #endif /* ZKL_CONTEND_H */

@@ -105,6 +105,8 @@ typedef struct zkl__owner {
   int busy;                 /* a thread holds or is acquiring through it */
   pthread_t thread;         /* that thread                               */
   atomic_uint cancel_gen;   /* bumped by zkl__owner_cancel()             */
+  int async;                /* busy for the object itself (an async call
+                               or its hold), no thread's                 */
   int active;               /* calls in flight through the object        */
   int dying;                /* destroy has begun: new calls are refused  */
 } zkl__owner_t;
@@ -131,6 +133,57 @@ void zkl__owner_drain(zkl__owner_t *o, void (*kick)(void *), void *arg);
  * ZKL_ESYSTEM. */
 int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* ---- the engine (engine.c): one thread that runs a session's operations ----
+ * A job is run on the engine's thread whenever it was posted or its timer
+ * came; it never blocks there (it sends requests and returns).  Posting
+ * only links and signals: ZooKeeper's completion thread may post. */
+typedef struct zkl__job {
+  struct zkl__job *prev, *next; /* in the run queue (guarded by the engine) */
+  int queued;
+  size_t slot;                  /* in the timer heap + 1; 0 not there     */
+  int64_t when;                 /* the timer, monotonic ns                */
+  void (*run)(struct zkl__job *j);
+} zkl__job_t;
+typedef struct zkl__engine zkl__engine_t;
+zkl__engine_t *zkl__engine_new(void); /* NULL: no memory or no thread */
+/* Stops the thread (jobs left are not run) and frees the engine. */
+void zkl__engine_free(zkl__engine_t *e);
+/* Queues j to run (once, however often it is posted before it runs). */
+void zkl__engine_post(zkl__engine_t *e, zkl__job_t *j);
+/* Sets j's timer to `when` (ZKL__FOREVER: none).  0 or ZKL_ENOMEM. */
+int zkl__engine_arm(zkl__engine_t *e, zkl__job_t *j, int64_t when);
+/* Takes j off the run queue and the timers: it is not run again unless
+ * posted again. */
+void zkl__engine_forget(zkl__engine_t *e, zkl__job_t *j);
+/* Is the calling thread the engine's? */
+int zkl__engine_on_thread(zkl__engine_t *e);
+
+/* ---- completions for the user's thread (dispatch.c) ----------------------- */
+
+/* A completion waiting for zkl_session_dispatch(). */
+typedef struct zkl__done {
+  struct zkl__done *next;
+  const void *owner; /* the object it reports on (NULL: none, or gone)   */
+  /* At dispatch, with the queue locked: a last look that may change what
+   * is reported (a grant found in doubt).  May be NULL. */
+  void (*check)(struct zkl__done *x);
+  /* deliver: runs the user's callback; then (always) frees x */
+  void (*run)(struct zkl__done *x, int deliver);
+  /* The owner is being destroyed (queue locked): x must not touch it. */
+  void (*orphan)(struct zkl__done *x);
+} zkl__done_t;
+typedef struct zkl__dispatch zkl__dispatch_t;
+zkl__dispatch_t *zkl__dispatch_new(void); /* NULL: no memory or no fd */
+/* Frees the queue; records left are freed undelivered. */
+void zkl__dispatch_free(zkl__dispatch_t *d);
+int zkl__dispatch_fd(zkl__dispatch_t *d);
+/* Queues x (any thread; only links and signals the fd). */
+void zkl__dispatch_post(zkl__dispatch_t *d, zkl__done_t *x);
+/* Runs what is queued now, on the calling thread: how many ran. */
+int zkl__dispatch_run(zkl__dispatch_t *d);
+/* Calls orphan() on every queued record of `owner`. */
+void zkl__dispatch_orphan(zkl__dispatch_t *d, const void *owner);
+
 /* ---- session internals (session.c) -------------------------------------- */
 
 /* A thread waiting for a node event or a session change.  Lives inside a
@@ -146,6 +199,10 @@ typedef struct zkl__waiter {
                                  may be gone (it wakes the waiter too)    */
   int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
   unsigned epoch;             /* session epoch when registered            */
+  /* An operation's waiter is woken by this call (it posts the operation
+   * to the engine) instead of the condition variable; NULL: a thread
+   * waits on cv.  Called with the session locked. */
+  void (*wake)(struct zkl__waiter *w);
 } zkl__waiter_t;
 
 int zkl__waiter_init(zkl__waiter_t *w);
@@ -163,6 +220,10 @@ int zkl__session_health(zkl_session_t *s);
  * session expired, or we closed it).  A session zkl declared LOST on its
  * own may still be alive on the server. */
 int zkl__session_gone(zkl_session_t *s);
+/* The engine that runs the session's operations. */
+zkl__engine_t *zkl__session_engine(zkl_session_t *s);
+/* The queue of its completions (zkl_session_dispatch()). */
+zkl__dispatch_t *zkl__session_dispatch_queue(zkl_session_t *s);
 /* The health and the epoch it belongs to, read together. */
 int zkl__session_snapshot(zkl_session_t *s, unsigned *epoch);
 /* The watcher every zkl watch uses (ctx = the session). */
@@ -260,6 +321,18 @@ int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
 zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch);
 int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
+zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path);
+zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node);
+zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path);
+/* The answer's ZooKeeper code (delete, release, sync) */
+int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline);
+/* For an operation on the engine: fn(arg) is called once the answer is in
+ * (at once if it is), on whatever thread brings it, with the record's
+ * lock held: it may only post.  It is not called after the record was
+ * waited for (a *_wait that timed out detaches it).  k may be NULL. */
+void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg);
+/* Is the answer in (or was k never sent)?  Then *_wait returns at once. */
+int zkl__zcall_ready(zkl__zcall_t *k);
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch);
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,

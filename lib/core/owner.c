@@ -11,6 +11,7 @@
 
 int zkl__owner_init(zkl__owner_t *o) {
   o->busy = 0;
+  o->async = 0;
   o->active = 0;
   o->dying = 0;
   atomic_init(&o->cancel_gen, 0);
@@ -28,7 +29,7 @@ void zkl__owner_fini(zkl__owner_t *o) {
 }
 
 int zkl__owner_mine(const zkl__owner_t *o) {
-  return o->busy && pthread_equal(o->thread, pthread_self());
+  return o->busy && !o->async && pthread_equal(o->thread, pthread_self());
 }
 
 int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen) {
@@ -40,12 +41,14 @@ int zkl__owner_claim(zkl__owner_t *o, int64_t deadline, unsigned cancel_seen) {
       return ZKL_ETIMEDOUT;
   }
   o->busy = 1;
+  o->async = 0;
   o->thread = pthread_self();
   return 0;
 }
 
 void zkl__owner_free(zkl__owner_t *o) {
   o->busy = 0;
+  o->async = 0;
   pthread_cond_broadcast(&o->cv);
 }
 

@@ -40,6 +40,7 @@ int zkl__recipe_create(void *out, const zkl__recipe_ops_t *ops,
   zkl__recipe_t *r = calloc(1, ops->size);
   if (r == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for a %s", ops->name);
   r->ops = ops;
+  r->s = s;
   if ((rc = zkl__owner_init(&r->own)) != 0) {
     free(r);
     return zkl__fail(rc, "cannot make the %s's mutex", ops->name);
@@ -57,6 +58,18 @@ int zkl__recipe_create(void *out, const zkl__recipe_ops_t *ops,
 /* With own.mu held: the hold bits of the calling thread (0: none). */
 static int mine(const zkl__recipe_t *r) {
   return zkl__owner_mine(&r->own) ? r->ops->holds(r) : 0;
+}
+
+/* With own.mu held: the object's own hold (an async call's), any thread. */
+static int objects(const zkl__recipe_t *r) {
+  return r->own.busy && r->own.async ? r->ops->holds(r) : 0;
+}
+
+/* With own.mu held: what token(), holding() answer for: the calling
+ * thread's hold, or the object's. */
+static int held_here(const zkl__recipe_t *r) {
+  int bits = mine(r);
+  return bits != 0 ? bits : objects(r);
 }
 
 /* A fresh acquisition, the object claimed for the calling thread. */
@@ -105,8 +118,11 @@ int zkl__recipe_release(zkl__recipe_t *r, const zkl__recipe_ops_t *ops) {
   if (r == NULL) return null_arg(ops);
   pthread_mutex_lock(&r->own.mu);
   if (!mine(r)) {
+    int async = objects(r) != 0;
     pthread_mutex_unlock(&r->own.mu);
-    return zkl__fail(ZKL_EPERM, "the calling thread does not hold %s",
+    return zkl__fail(ZKL_EPERM, async ? "%s is held through an async call: "
+                                        "release it with the async unlock"
+                                      : "the calling thread does not hold %s",
                      r->root);
   }
   zkl__contender_t *c = ops->backing(r);
@@ -137,7 +153,7 @@ int zkl__recipe_token(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   if (r == NULL || token == NULL)
     return zkl__fail(ZKL_EINVAL, "%s or token is NULL", ops->name);
   pthread_mutex_lock(&r->own.mu);
-  int rc = mine(r) ? 0 : ZKL_EPERM;
+  int rc = held_here(r) ? 0 : ZKL_EPERM;
   if (rc == 0) *token = (uint64_t)ops->backing(r)->czxid;
   pthread_mutex_unlock(&r->own.mu);
   if (rc != 0)
@@ -149,7 +165,7 @@ int zkl__recipe_holding(zkl__recipe_t *r, const zkl__recipe_ops_t *ops) {
   zkl__clear_error();
   if (r == NULL) return null_arg(ops);
   pthread_mutex_lock(&r->own.mu);
-  int bits = mine(r);
+  int bits = held_here(r);
   zkl__contender_t *c = bits != 0 ? ops->backing(r) : NULL;
   pthread_mutex_unlock(&r->own.mu);
   if (c == NULL) return 0;
@@ -163,7 +179,7 @@ int zkl__recipe_node(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   if (r == NULL || buf == NULL)
     return zkl__fail(ZKL_EINVAL, "%s or buf is NULL", ops->name);
   pthread_mutex_lock(&r->own.mu);
-  int held = any_thread ? r->own.busy && ops->holds(r) : mine(r);
+  int held = any_thread ? r->own.busy && ops->holds(r) : held_here(r);
   const zkl__contender_t *c = held ? ops->backing(r) : NULL;
   int rc = c == NULL || c->node == NULL ? ZKL_EPERM
                                         : zkl__copy_string(buf, len, c->node);
@@ -187,8 +203,11 @@ static void kick(void *arg) {
 
 void zkl__recipe_destroy(zkl__recipe_t *r) {
   if (r == NULL) return;
-  /* calls blocked in it return ZKL_ECANCELED; destroy waits for them */
+  /* calls blocked in it return ZKL_ECANCELED; destroy waits for them (an
+   * async call's operation ends on the engine: its completion is queued) */
   zkl__owner_drain(&r->own, kick, r);
+  /* completions of r not yet dispatched: ZKL_ECANCELED, r not touched */
+  zkl__dispatch_orphan(zkl__session_dispatch_queue(r->s), r);
   pthread_mutex_lock(&r->own.mu);
   zkl__contender_t *c = r->own.busy && r->ops->holds(r) ? r->ops->backing(r)
                                                         : NULL;
@@ -197,4 +216,206 @@ void zkl__recipe_destroy(zkl__recipe_t *r) {
   r->ops->fini(r);
   zkl__owner_fini(&r->own);
   free(r);
+}
+
+/* ---- the asynchronous calls -------------------------------------------------
+ * The object, not a thread, holds what an async call acquires: one async
+ * call or hold at a time per object, released with the async release (or
+ * by destroy).  While it lasts, blocking calls of any thread wait for the
+ * object (trylock: ZKL_EBUSY) as for another thread's hold. */
+
+typedef struct arec {
+  zkl__done_t d;      /* first: the completion queue's record */
+  zkl__recipe_t *r;   /* NULL once destroyed (orphan)         */
+  zkl__contender_t *c;
+  void *obj;          /* what the callback is given           */
+  int mode, release, rc;
+  uint64_t token;
+  char *detail;
+  zkl_done_fn cb;
+  void *arg;
+} arec_t;
+
+static void arec_set_detail(arec_t *x, const char *detail) {
+  free(x->detail);
+  x->detail = detail != NULL && detail[0] != '\0' ? strdup(detail) : NULL;
+}
+
+static void arec_run(zkl__done_t *d, int deliver) {
+  arec_t *x = (arec_t *)d;
+  if (deliver) {
+    if (x->detail != NULL) zkl__fail(x->rc, "%s", x->detail);
+    else zkl__clear_error();
+    x->cb(x->obj, x->rc, x->token, x->arg);
+  }
+  free(x->detail);
+  free(x);
+}
+
+static void arec_orphan(zkl__done_t *d) {
+  arec_t *x = (arec_t *)d;
+  x->r = NULL;
+  if (x->rc == 0) { /* destroy releases the hold */
+    x->rc = ZKL_ECANCELED;
+    x->token = 0;
+    arec_set_detail(x, "the object was destroyed before the completion "
+                       "was dispatched");
+  }
+}
+
+/* At dispatch: a grant is reported only while its hold is good (the rule
+ * of every grant, checked again: the loop may have been slow, or the
+ * process paused, since the engine granted it).  A hold in doubt or lost
+ * by then is given up (the janitor deletes its node once the connection
+ * is back) and reported as ZKL_ESUSPENDED or ZKL_ELOST. */
+static void arec_check(zkl__done_t *d) {
+  arec_t *x = (arec_t *)d;
+  if (x->r == NULL || x->release || x->rc != 0) return;
+  int h = zkl__contend_hold_health(x->c);
+  if (h == 0) return;
+  zkl__recipe_t *r = x->r;
+  pthread_mutex_lock(&r->own.mu);
+  r->ops->granted(r, -1);
+  zkl__owner_free(&r->own);
+  pthread_mutex_unlock(&r->own.mu);
+  zkl__contend_forsake(x->c);
+  x->rc = h;
+  x->token = 0;
+  arec_set_detail(x, h == ZKL_ELOST
+                         ? "granted, but the session was lost before the "
+                           "completion was dispatched"
+                         : "granted, but the connection went down before "
+                           "the completion was dispatched");
+}
+
+/* An async call's operation ended (on the engine): the object's state
+ * follows, the completion is queued, and the call leaves the object. */
+static void arec_done(int rc, const char *detail, void *arg) {
+  arec_t *x = arg;
+  zkl__recipe_t *r = x->r;
+  x->rc = rc;
+  arec_set_detail(x, detail);
+  pthread_mutex_lock(&r->own.mu);
+  if (!x->release && rc == 0) {
+    x->token = (uint64_t)x->c->czxid;
+    r->ops->granted(r, x->mode); /* the object holds (destroy releases) */
+    r->async_mode = x->mode;
+  } else {
+    r->ops->granted(r, -1);
+    zkl__owner_free(&r->own);
+  }
+  if (r->own.dying) arec_orphan(&x->d);
+  pthread_mutex_unlock(&r->own.mu);
+  zkl__dispatch_post(zkl__session_dispatch_queue(x->c->s), &x->d);
+  zkl__owner_leave(&r->own); /* destroy may go on from here */
+}
+
+static arec_t *arec_new(zkl__recipe_t *r, int mode, int release,
+                        zkl_done_fn cb, void *arg) {
+  arec_t *x = calloc(1, sizeof *x);
+  if (x == NULL) return NULL;
+  x->d.owner = r;
+  x->d.check = arec_check;
+  x->d.run = arec_run;
+  x->d.orphan = arec_orphan;
+  x->r = r;
+  x->obj = r;
+  x->mode = mode;
+  x->release = release;
+  x->cb = cb;
+  x->arg = arg;
+  return x;
+}
+
+/* The start every async call shares: arguments, its record, entering the
+ * object.  0 with *out set, or the call's code (nothing to undo). */
+static int async_begin(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                       int mode, int release, zkl_done_fn cb, void *arg,
+                       arec_t **out, unsigned *cancel_seen) {
+  zkl__clear_error();
+  if (r == NULL) return null_arg(ops);
+  if (cb == NULL) return zkl__fail(ZKL_EINVAL, "the callback is NULL");
+  arec_t *x = arec_new(r, mode, release, cb, arg);
+  if (x == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for an async call");
+  int rc = zkl__owner_enter(&r->own, cancel_seen);
+  if (rc != 0) {
+    free(x);
+    return zkl__fail(rc, "the %s is being destroyed", ops->name);
+  }
+  *out = x;
+  return 0;
+}
+
+/* The end of an async call that was refused after async_begin(). */
+static int async_refuse(zkl__recipe_t *r, arec_t *x, int rc) {
+  zkl__owner_leave(&r->own);
+  free(x);
+  return rc;
+}
+
+int zkl__recipe_acquire_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                              int mode, int64_t timeout_ms, zkl_done_fn cb,
+                              void *arg) {
+  /* taken first: the caller's time */
+  int64_t deadline = timeout_ms == 0 ? ZKL__TRY
+                                     : zkl__deadline_after_ms(timeout_ms);
+  arec_t *x;
+  unsigned cancel_seen;
+  int rc = async_begin(r, ops, mode, 0, cb, arg, &x, &cancel_seen);
+  if (rc != 0) return rc;
+  pthread_mutex_lock(&r->own.mu);
+  if (r->own.busy) {
+    int async = r->own.async;
+    pthread_mutex_unlock(&r->own.mu);
+    return async_refuse(r, x, zkl__fail(ZKL_EBUSY, async
+                            ? "the %s already holds or is acquiring "
+                              "through an async call"
+                            : "a thread holds or is acquiring through the %s",
+                            ops->name));
+  }
+  r->own.busy = 1;
+  r->own.async = 1;
+  ops->granted(r, -1);
+  pthread_mutex_unlock(&r->own.mu);
+  x->c = ops->contender(r, mode);
+  rc = zkl__contend_acquire_start(x->c, deadline, cancel_seen, arec_done, x);
+  if (rc != 0) {
+    pthread_mutex_lock(&r->own.mu);
+    zkl__owner_free(&r->own);
+    pthread_mutex_unlock(&r->own.mu);
+    async_refuse(r, x, rc);
+  }
+  return rc;
+}
+
+int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                              zkl_done_fn cb, void *arg) {
+  arec_t *x;
+  unsigned cancel_seen;
+  int rc = async_begin(r, ops, -1, 1, cb, arg, &x, &cancel_seen);
+  if (rc != 0) return rc;
+  pthread_mutex_lock(&r->own.mu);
+  int bits = objects(r);
+  if (bits == 0) {
+    int thread = mine(r) != 0;
+    pthread_mutex_unlock(&r->own.mu);
+    return async_refuse(r, x, zkl__fail(ZKL_EPERM, thread
+                            ? "the calling thread holds %s: release it "
+                              "with the blocking unlock"
+                            : "%s is not held through an async call (or "
+                              "its release is under way)",
+                            r->root));
+  }
+  x->c = ops->backing(r);
+  x->mode = r->async_mode;
+  ops->unhold(r); /* an async hold has one level: now it holds nothing */
+  pthread_mutex_unlock(&r->own.mu);
+  rc = zkl__contend_release_start(x->c, 0, arec_done, x);
+  if (rc != 0) { /* still held: as before the call */
+    pthread_mutex_lock(&r->own.mu);
+    ops->granted(r, r->async_mode);
+    pthread_mutex_unlock(&r->own.mu);
+    async_refuse(r, x, rc);
+  }
+  return rc;
 }

@@ -57,6 +57,9 @@ struct zkl_session {
   pthread_t beater;         /* heartbeats and the LOST deadline: never
                                blocked by callbacks or tasks            */
   int beater_running;
+  zkl__engine_t *engine;    /* runs the recipes' operations (engine.c)  */
+  zkl__dispatch_t *dq;      /* completions for zkl_session_dispatch()   */
+  int state_in_dispatch;    /* on_state runs from zkl_session_dispatch() */
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -67,6 +70,10 @@ void zkl_session_opts_init(zkl_session_opts_t *o) {
   o->acl = ZKL_ACL_OPEN;
   o->reestablish = 1;
 }
+
+/* The session whose completions the calling thread is running now
+ * (zkl_session_dispatch). */
+static _Thread_local zkl_session_t *dispatching;
 
 /* ---- ACLs ------------------------------------------------------------- */
 
@@ -128,6 +135,13 @@ static int opts_check(const zkl_session_opts_t *o) {
 
 /* ---- the watcher -------------------------------------------------------- */
 
+/* Wakes a waiter: an operation's is posted to the engine, a thread's
+ * condition variable is signalled.  With s->mu held. */
+static void waiter_wake(zkl__waiter_t *w) {
+  if (w->wake != NULL) w->wake(w);
+  else pthread_cond_signal(&w->cv);
+}
+
 /* Queues a state change for the on_state callback (with s->mu held; runs
  * on ZooKeeper's completion thread: no allocation, no I/O).  When the
  * ring is full the two oldest entries are dropped: the sequence reported
@@ -149,7 +163,7 @@ static void set_state_locked(zkl_session_t *s, int state, int event) {
   s->epoch++;
   pthread_cond_broadcast(&s->cv);
   for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
-    pthread_cond_signal(&w->cv);
+    waiter_wake(w);
   push_event(s, event);
 }
 
@@ -230,11 +244,11 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
       if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
         w->fired = 1;
         w->fired_type = type;
-        pthread_cond_signal(&w->cv);
+        waiter_wake(w);
       }
       if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
         w->self_fired = 1;
-        pthread_cond_signal(&w->cv);
+        waiter_wake(w);
       }
     }
   }
@@ -383,6 +397,34 @@ static void renew(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
 }
 
+/* A state change for zkl_session_dispatch() (option on_state_in_dispatch). */
+struct state_done {
+  zkl__done_t d; /* first */
+  zkl_session_t *s;
+  int state;
+};
+
+static void state_run(zkl__done_t *x, int deliver) {
+  struct state_done *sd = (struct state_done *)x;
+  if (deliver)
+    sd->s->on_state(sd->s, (zkl_session_state_t)sd->state, sd->s->state_arg);
+  free(sd);
+}
+
+/* Reports a state change: on this thread, or queued for the user's
+ * dispatch (without memory for the record: here, late rather than never). */
+static void report_state(zkl_session_t *s, int state) {
+  struct state_done *sd = s->state_in_dispatch ? calloc(1, sizeof *sd) : NULL;
+  if (sd == NULL) {
+    s->on_state(s, (zkl_session_state_t)state, s->state_arg);
+    return;
+  }
+  sd->d.run = state_run;
+  sd->s = s;
+  sd->state = state;
+  zkl__dispatch_post(s->dq, &sd->d);
+}
+
 /* The session's thread: state callbacks (which may call into zkl), the
  * renewal of a lost session, and the deferred tasks.  Never holds s->mu
  * across a callback, a task or a ZooKeeper call. */
@@ -396,7 +438,7 @@ static void *session_main(void *arg) {
       s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
       s->ev_count--;
       pthread_mutex_unlock(&s->mu);
-      s->on_state(s, (zkl_session_state_t)st, s->state_arg);
+      report_state(s, st);
       pthread_mutex_lock(&s->mu);
       continue;
     }
@@ -518,6 +560,8 @@ static void session_free(zkl_session_t *s) {
     s->inflight = op->next;
     op->discard(op);
   }
+  zkl__engine_free(s->engine); /* after the discards: they post */
+  zkl__dispatch_free(s->dq);
   acl_free(&s->acl);
   free(s->hosts);
   free(s->auth);
@@ -614,6 +658,7 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
   s->state = ZKL_SESSION_CONNECTING;
   s->on_state = o->on_state;
   s->state_arg = o->state_arg;
+  s->state_in_dispatch = o->on_state_in_dispatch != 0;
   s->hosts = strdup(hosts);
   s->reestablish = o->reestablish != 0;
   s->requested_timeout_ms = o->session_timeout_ms;
@@ -643,6 +688,14 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
     return zkl__fail(err == ENOMEM ? ZKL_ENOMEM : ZKL_ECONNECT,
                      "cannot use ZooKeeper hosts \"%s\": %s", hosts,
                      strerror(err));
+  }
+  if ((s->dq = zkl__dispatch_new()) == NULL) {
+    session_free(s);
+    return zkl__fail(ZKL_ESYSTEM, "cannot make the session's eventfd");
+  }
+  if ((s->engine = zkl__engine_new()) == NULL) {
+    session_free(s);
+    return zkl__fail(ZKL_ESYSTEM, "cannot start the session's engine");
   }
   if (zkl__thread_start(&s->thread, session_main, s) != 0) {
     session_free(s);
@@ -676,12 +729,16 @@ void zkl_session_close(zkl_session_t *s) {
     zkl__fail(ZKL_EDEADLK, "zkl_session_close() from an on_state callback");
     return;
   }
+  if (dispatching == s) { /* the completions after this one need it */
+    zkl__fail(ZKL_EDEADLK, "zkl_session_close() from a completion");
+    return;
+  }
   threads_stop(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
   s->epoch++;
   for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next)
-    pthread_cond_signal(&w->cv);
+    waiter_wake(w);
   zhandle_t *zh = s->zh;
   s->zh = NULL;
   pthread_mutex_unlock(&s->mu);
@@ -742,6 +799,28 @@ zhandle_t *zkl_session_zhandle(zkl_session_t *s) {
   zhandle_t *zh = s->zh;
   pthread_mutex_unlock(&s->mu);
   return zh;
+}
+
+zkl__engine_t *zkl__session_engine(zkl_session_t *s) { return s->engine; }
+
+zkl__dispatch_t *zkl__session_dispatch_queue(zkl_session_t *s) {
+  return s->dq;
+}
+
+int zkl_session_fd(zkl_session_t *s) {
+  zkl__clear_error();
+  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
+  return zkl__dispatch_fd(s->dq);
+}
+
+int zkl_session_dispatch(zkl_session_t *s) {
+  zkl__clear_error();
+  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
+  zkl_session_t *outer = dispatching;
+  dispatching = s;
+  int n = zkl__dispatch_run(s->dq);
+  dispatching = outer;
+  return n;
 }
 
 const struct ACL_vector *zkl__session_acl(zkl_session_t *s) {
@@ -811,7 +890,7 @@ void zkl__waiter_fini(zkl__waiter_t *w) { pthread_cond_destroy(&w->cv); }
 void zkl__session_lock(zkl_session_t *s) { pthread_mutex_lock(&s->mu); }
 void zkl__session_unlock(zkl_session_t *s) { pthread_mutex_unlock(&s->mu); }
 unsigned zkl__session_epoch(zkl_session_t *s) { return s->epoch; }
-void zkl__waiter_kick(zkl__waiter_t *w) { pthread_cond_signal(&w->cv); }
+void zkl__waiter_kick(zkl__waiter_t *w) { waiter_wake(w); }
 
 void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
                           const char *path) {
@@ -843,11 +922,11 @@ void zkl__waiters_poke_path(zkl_session_t *s, const char *path) {
     if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
       w->fired = 1;
       w->fired_type = ZOO_NOTWATCHING_EVENT;
-      pthread_cond_signal(&w->cv);
+      waiter_wake(w);
     }
     if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
       w->self_fired = 1;
-      pthread_cond_signal(&w->cv);
+      waiter_wake(w);
     }
   }
 }

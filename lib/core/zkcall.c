@@ -31,6 +31,8 @@ struct zcall {
   char *value;               /* get: the data; create: the path made */
   int value_len;
   zoo_op_result_t res[MAX_OPS];
+  void (*notify)(void *); /* an operation on the engine waits for it */
+  void *notify_arg;
 };
 
 static void zcall_free(struct zcall *k) {
@@ -53,6 +55,30 @@ static void zcall_done_locked(struct zcall *k, int rc) {
   k->rc = rc;
   k->done = 1;
   pthread_cond_signal(&k->cv);
+  if (k->notify != NULL) k->notify(k->notify_arg); /* only posts */
+  k->notify = NULL;
+}
+
+void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg) {
+  if (k == NULL) {
+    fn(arg);
+    return;
+  }
+  pthread_mutex_lock(&k->mu);
+  if (k->done) fn(arg);
+  else {
+    k->notify = fn;
+    k->notify_arg = arg;
+  }
+  pthread_mutex_unlock(&k->mu);
+}
+
+int zkl__zcall_ready(zkl__zcall_t *k) {
+  if (k == NULL) return 1;
+  pthread_mutex_lock(&k->mu);
+  int done = k->done;
+  pthread_mutex_unlock(&k->mu);
+  return done;
 }
 
 /* The handle was closed before the answer came: the request failed. */
@@ -101,6 +127,7 @@ static int zcall_wait(struct zcall *k, int64_t deadline) {
   while (!k->done && zkl__cond_wait_until(&k->cv, &k->mu, deadline) == 0) {
   }
   if (!k->done) {
+    k->notify = NULL; /* its waiter gave up: the answer is nobody's */
     pthread_mutex_unlock(&k->mu);
     return ZKL__ZTIMEDOUT;
   }
@@ -188,12 +215,6 @@ static void children_done(int rc, const struct String_vector *v,
 }
 
 /* ---- requests ------------------------------------------------------------ */
-
-/* Each request: a record, the handle pinned while sending, the wait. */
-#define ZCALL_BEGIN(s, k, zh)                          \
-  struct zcall *k = zcall_new(s);                      \
-  if (k == NULL) return ZSYSTEMERROR;                  \
-  zhandle_t *zh = zkl__zh_pin(s, &k->link)
 
 /* Sends a request through `send` with the handle pinned; the record, or
  * NULL without memory. */
@@ -316,36 +337,39 @@ int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
                              deadline, made, st);
 }
 
-int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {
-  ZCALL_BEGIN(s, k, zh);
-  int zrc = zh == NULL ? ZCLOSING : zoo_adelete(zh, path, -1, void_done, k);
-  zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
-  zcall_end(k, zrc);
-  return zrc;
+zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path) {
+  ZCALL_SEND(s, k, zh, zoo_adelete(zh, path, -1, void_done, k));
 }
 
-int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node) {
-  ZCALL_BEGIN(s, k, zh);
+zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
   zoo_op_t ops[MAX_OPS];
   zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
   zoo_delete_op_init(&ops[1], node, -1);
   /* the request is serialized at once; the results land in the record */
-  int zrc = zh == NULL ? ZCLOSING
-                       : zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k);
-  zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
+  ZCALL_SEND(s, k, zh, zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k));
+}
+
+zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path) {
+  ZCALL_SEND(s, k, zh, zoo_async(zh, path, sync_done, k));
+}
+
+int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline) {
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
   zcall_end(k, zrc);
   return zrc;
 }
 
+int zkl__zk_delete(zkl_session_t *s, int64_t deadline, const char *path) {
+  return zkl__zk_wait(zkl__zk_delete_send(s, path), deadline);
+}
+
+int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node) {
+  return zkl__zk_wait(zkl__zk_release_send(s, node), deadline);
+}
+
 int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path) {
-  ZCALL_BEGIN(s, k, zh);
-  int zrc = zh == NULL ? ZCLOSING : zoo_async(zh, path, sync_done, k);
-  zcall_sent(k, zrc);
-  zrc = zcall_wait(k, deadline);
-  zcall_end(k, zrc);
-  return zrc;
+  return zkl__zk_wait(zkl__zk_sync_send(s, path), deadline);
 }
 
 static void ignore_done(int rc, const void *data) {

@@ -51,7 +51,85 @@ struct zkl_election {
   uint64_t token;
   char *lead_node;      /* the path of the node leadership was won with   */
   int64_t lead_session; /* the session id leadership was won on */
+  uint64_t skip_token;  /* callbacks_in_dispatch: the leadership whose
+                           "elected" was stale when dispatched (its
+                           "revoked" is skipped too); guarded by the
+                           completion queue's lock                       */
 };
+
+/* ---- callbacks through zkl_session_dispatch() (callbacks_in_dispatch) ---- */
+
+typedef struct ecall {
+  zkl__done_t d;      /* first */
+  zkl_election_t *e;  /* NULL once destroyed */
+  char what;          /* 'E' elected, 'R' revoked, 'L' leader changed */
+  int skip;
+  uint64_t token;
+  zkl_election_reason_t why;
+  void *id;
+  size_t id_len;
+} ecall_t;
+
+static int leadership(zkl_election_t *e, uint64_t *token);
+
+/* At dispatch (queue locked): an "elected" is delivered only while that
+ * leadership stands (the rule of every grant, checked again: the loop may
+ * have been slow, or the process paused); a stale one is dropped with its
+ * "revoked", so the pair never reaches the application. */
+static void ecall_check(zkl__done_t *d) {
+  ecall_t *x = (ecall_t *)d;
+  if (x->e == NULL) return;
+  if (x->what == 'E') {
+    uint64_t t = 0;
+    if (leadership(x->e, &t) != 0 || t != x->token) {
+      x->skip = 1;
+      x->e->skip_token = x->token;
+    }
+  } else if (x->what == 'R' && x->e->skip_token == x->token) {
+    x->skip = 1;
+  }
+}
+
+static void ecall_run(zkl__done_t *d, int deliver) {
+  ecall_t *x = (ecall_t *)d;
+  zkl_election_t *e = x->e;
+  if (deliver && e != NULL && !x->skip) {
+    zkl__clear_error();
+    if (x->what == 'E') e->opts.on_elected(e, x->token, e->opts.arg);
+    else if (x->what == 'R') e->opts.on_revoked(e, x->why, e->opts.arg);
+    else e->opts.on_leader(e, x->id, x->id_len, x->token, e->opts.arg);
+  }
+  free(x->id);
+  free(x);
+}
+
+static void ecall_orphan(zkl__done_t *d) { ((ecall_t *)d)->e = NULL; }
+
+/* Queues a callback for the application's dispatch; 0, or ZKL_ENOMEM (the
+ * caller then calls it on this thread: late rather than never, and in
+ * order for the thread's own events). */
+static int ecall_post(zkl_election_t *e, char what, uint64_t token,
+                      zkl_election_reason_t why, const void *id,
+                      size_t id_len) {
+  ecall_t *x = calloc(1, sizeof *x);
+  if (x == NULL) return ZKL_ENOMEM;
+  if (id != NULL && (x->id = malloc(id_len > 0 ? id_len : 1)) == NULL) {
+    free(x);
+    return ZKL_ENOMEM;
+  }
+  if (id != NULL) memcpy(x->id, id, id_len);
+  x->d.owner = e;
+  x->d.check = ecall_check;
+  x->d.run = ecall_run;
+  x->d.orphan = ecall_orphan;
+  x->e = e;
+  x->what = what;
+  x->token = token;
+  x->why = why;
+  x->id_len = id_len;
+  zkl__dispatch_post(zkl__session_dispatch_queue(e->c.s), &x->d);
+  return 0;
+}
 
 void zkl_election_opts_init(zkl_election_opts_t *o) {
   if (o != NULL) memset(o, 0, sizeof *o);
@@ -89,7 +167,9 @@ static int elected(zkl_election_t *e, unsigned cancel_seen) {
   }
   pthread_mutex_unlock(&e->mu);
   free(node);
-  if (go && e->opts.on_elected != NULL)
+  if (go && e->opts.on_elected != NULL &&
+      (!e->opts.callbacks_in_dispatch ||
+       ecall_post(e, 'E', (uint64_t)e->c.czxid, 0, NULL, 0) != 0))
     e->opts.on_elected(e, (uint64_t)e->c.czxid, e->opts.arg);
   return go;
 }
@@ -97,8 +177,11 @@ static int elected(zkl_election_t *e, unsigned cancel_seen) {
 static void revoked(zkl_election_t *e, zkl_election_reason_t why) {
   pthread_mutex_lock(&e->mu);
   int gone = e->self_destroy; /* destroyed from its own callback: silent */
+  uint64_t token = e->token;  /* the leadership that ends */
   pthread_mutex_unlock(&e->mu);
-  if (!gone && e->opts.on_revoked != NULL)
+  if (!gone && e->opts.on_revoked != NULL &&
+      (!e->opts.callbacks_in_dispatch ||
+       ecall_post(e, 'R', token, why, NULL, 0) != 0))
     e->opts.on_revoked(e, why, e->opts.arg);
 }
 
@@ -207,7 +290,10 @@ static int observe(zkl_election_t *e, unsigned cancel_seen) {
     int rc = zkl__contend_head(&e->c, 1, &id, &len, &czxid);
     if (rc == 0 || rc == ZKL_ENOENT) {
       int64_t now = rc == 0 ? czxid : 0;
-      if (now != reported && e->opts.on_leader != NULL)
+      if (now != reported && e->opts.on_leader != NULL &&
+          (!e->opts.callbacks_in_dispatch ||
+           ecall_post(e, 'L', (uint64_t)now, 0, rc == 0 ? id : NULL,
+                      rc == 0 ? (size_t)len : 0) != 0))
         e->opts.on_leader(e, rc == 0 ? id : NULL, (size_t)len,
                           (uint64_t)now, e->opts.arg);
       reported = now;
@@ -448,5 +534,7 @@ void zkl_election_destroy(zkl_election_t *e) {
   zkl_election_resign(e);
   if (self) return; /* from a callback: the thread frees it on its way out */
   pthread_join(e->thread, NULL);
+  /* callbacks queued for dispatch and not run yet: never run now */
+  zkl__dispatch_orphan(zkl__session_dispatch_queue(e->c.s), e);
   election_free(e);
 }

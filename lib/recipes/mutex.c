@@ -112,6 +112,13 @@ int zkl_mutex_trylock(zkl_mutex_t *m) {
 int zkl_mutex_timedlock(zkl_mutex_t *m, int64_t timeout_ms) {
   return zkl__recipe_acquire(base(m), &ops, 0, timeout_ms);
 }
+int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms, zkl_done_fn cb,
+                         void *arg) {
+  return zkl__recipe_acquire_async(base(m), &ops, 0, timeout_ms, cb, arg);
+}
+int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb, void *arg) {
+  return zkl__recipe_release_async(base(m), &ops, cb, arg);
+}
 int zkl_mutex_unlock(zkl_mutex_t *m) {
   return zkl__recipe_release(base(m), &ops);
 }

@@ -196,6 +196,19 @@ int zkl_rwlock_trywrlock(zkl_rwlock_t *l) {
 int zkl_rwlock_timedwrlock(zkl_rwlock_t *l, int64_t timeout_ms) {
   return acquire(l, MODE_WRITE, timeout_ms);
 }
+int zkl_rwlock_rdlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
+                            zkl_done_fn cb, void *arg) {
+  return zkl__recipe_acquire_async(base(l), &ops, MODE_READ, timeout_ms, cb,
+                                   arg);
+}
+int zkl_rwlock_wrlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
+                            zkl_done_fn cb, void *arg) {
+  return zkl__recipe_acquire_async(base(l), &ops, MODE_WRITE, timeout_ms, cb,
+                                   arg);
+}
+int zkl_rwlock_unlock_async(zkl_rwlock_t *l, zkl_done_fn cb, void *arg) {
+  return zkl__recipe_release_async(base(l), &ops, cb, arg);
+}
 int zkl_rwlock_unlock(zkl_rwlock_t *l) {
   return zkl__recipe_release(base(l), &ops);
 }
