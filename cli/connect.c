@@ -36,6 +36,7 @@ int cli_connect(const cli_opts_t *o, zkl_session_state_fn on_state,
   job.so.auth = o->auth;
   job.so.on_state = on_state;
   job.so.state_arg = state_arg;
+  job.so.on_state_in_dispatch = 1; /* on the main thread's loop */
   if (o->verbose >= 2) {
     job.so.log_stream = stderr;
     job.so.log_level = 3;

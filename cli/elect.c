@@ -84,7 +84,7 @@ static int setup(elect_run_t *r, const zkl_election_opts_t *eo) {
   }
   int rc = cli_connect(r->o, on_state, NULL, &r->s);
   if (rc != 0) return rc;
-  cli_loop_connected();
+  cli_loop_connected(r->s);
   rc = zkl_election_create(&r->e, r->s, r->o->path, eo->observer ? NULL : r->id,
                            eo->observer ? 0 : strlen(r->id), eo);
   if (rc == 0) rc = zkl_election_start(r->e);
@@ -199,6 +199,7 @@ int cli_elect_run(const cli_opts_t *o) {
   zkl_election_opts_init(&eo);
   eo.on_elected = on_elected;
   eo.on_revoked = on_revoked;
+  eo.callbacks_in_dispatch = 1; /* on the main thread's loop */
   int rc = setup(&r, &eo);
   if (rc != 0) {
     teardown(&r);
@@ -233,6 +234,7 @@ int cli_observe_run(const cli_opts_t *o) {
   zkl_election_opts_init(&eo);
   eo.observer = 1;
   eo.on_leader = on_leader;
+  eo.callbacks_in_dispatch = 1;
   int rc = setup(&r, &eo);
   if (rc != 0) {
     teardown(&r);

@@ -1,13 +1,12 @@
 /* cli/lock.c - `zkl lock PATH CMD...`: run CMD while holding the lock.
  *
- * A hold belongs to the thread that took it, so one worker thread takes
- * the lock, reports, and later releases it when told; the main thread runs
- * the event loop (cli/loop.h): it cancels the acquisition on a signal,
- * starts CMD once granted, passes signals on, and stops CMD when the
- * session is LOST or our node is deleted.
+ * Everything runs on the main thread's loop (cli/loop.h): the lock is
+ * taken and released with the asynchronous calls, whose completions the
+ * loop dispatches; it cancels the acquisition on a signal, starts CMD once
+ * granted, passes signals on, and stops CMD when the session is LOST or
+ * our node is deleted.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,37 +17,22 @@
 #include "cli.h"
 #include "loop.h"
 
-#define CANCEL_RETRY_NS (100 * 1000000LL)
-
 typedef struct locker {
   const cli_opts_t *o;
   zkl_session_t *s;
   zkl_mutex_t *m;      /* the exclusive lock, or                          */
   zkl_rwlock_t *rw;    /* the read/write lock                             */
-  pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int release;         /* main -> worker: unlock now (guarded by mu)      */
-  int unlock_rc;       /* the worker's unlock result, read after join     */
+  int released;        /* the release's completion came                   */
+  int unlock_rc;       /* and its code                                    */
   uint64_t token;      /* set before CLI_EV_ACQUIRED(0) is posted         */
   int64_t session_id;  /* the session it was granted on, likewise         */
   char node[1024];
 } locker_t;
 
-/* ---- the worker --------------------------------------------------------------- */
+/* ---- the lock, through the async calls ------------------------------------------ */
 
-static int lock_acquire(locker_t *l) {
-  int64_t t = l->o->timeout_ms; /* <0 forever, 0 try */
-  switch (l->o->mode) {
-  case CLI_LOCK_READ: return zkl_rwlock_timedrdlock(l->rw, t);
-  case CLI_LOCK_WRITE: return zkl_rwlock_timedwrlock(l->rw, t);
-  case CLI_LOCK_EXCLUSIVE: break;
-  }
-  return zkl_mutex_timedlock(l->m, t);
-}
-
-static int lock_release(locker_t *l) {
-  return l->m != NULL ? zkl_mutex_unlock(l->m) : zkl_rwlock_unlock(l->rw);
+static int holding(locker_t *l) {
+  return l->m != NULL ? zkl_mutex_holding(l->m) : zkl_rwlock_holding(l->rw);
 }
 
 static void lock_cancel(locker_t *l) {
@@ -74,50 +58,59 @@ static int watch_node(zkl_session_t *s, const char *node) {
          ZNONODE;
 }
 
-/* The token and node of the hold just taken, for CMD's environment. */
+/* The node of the hold just taken, for CMD's environment. */
 static void describe_hold(locker_t *l) {
-  int rc;
-  if (l->m != NULL) {
-    rc = zkl_mutex_token(l->m, &l->token);
-    if (rc == 0) rc = zkl_mutex_node(l->m, l->node, sizeof l->node);
-  } else {
-    rc = zkl_rwlock_token(l->rw, &l->token);
-    if (rc == 0) rc = zkl_rwlock_node(l->rw, l->node, sizeof l->node);
-  }
+  int rc = l->m != NULL ? zkl_mutex_node(l->m, l->node, sizeof l->node)
+                        : zkl_rwlock_node(l->rw, l->node, sizeof l->node);
   if (rc != 0)
     fprintf(stderr, "zkl: warning: cannot tell the lock's node: %s\n",
             zkl_strerror(rc));
 }
 
-static void *locker_main(void *arg) {
+/* The acquisition's completion (on the loop, from zkl_session_dispatch). */
+static void on_locked(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj;
   locker_t *l = arg;
-  int rc = lock_acquire(l), gone = 0;
+  int gone = 0;
   if (rc == 0) {
     /* the id first, then holding(): session ids only move forward, so a
      * hold still valid after the read was granted on that session */
     l->session_id = zkl_session_id(l->s);
-    int h = l->m != NULL ? zkl_mutex_holding(l->m) : zkl_rwlock_holding(l->rw);
-    if (h < 0 && h != ZKL_ESUSPENDED) { /* lost already: never start CMD */
-      lock_release(l);
-      cli_loop_post_arg(CLI_EV_ACQUIRED, ZKL_ELOST);
-      return NULL;
+    l->token = token;
+    int h = holding(l);
+    if (h < 0 && h != ZKL_ESUSPENDED) { /* lost already: never start CMD
+                                            (destroy lets the hold go) */
+      rc = ZKL_ELOST;
+    } else {
+      describe_hold(l);
+      gone = watch_node(l->s, l->node);
     }
-    describe_hold(l);
-    gone = watch_node(l->s, l->node);
   }
   cli_loop_post_arg(CLI_EV_ACQUIRED, rc);
-  if (rc != 0) return NULL;
   if (gone) cli_loop_post_arg(CLI_EV_NODE, ZOO_DELETED_EVENT);
-  pthread_mutex_lock(&l->mu);
-  while (!l->release) pthread_cond_wait(&l->cv, &l->mu);
-  pthread_mutex_unlock(&l->mu);
-  l->unlock_rc = lock_release(l);
-  return NULL;
+}
+
+static void on_unlocked(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token;
+  locker_t *l = arg;
+  l->unlock_rc = rc;
+  l->released = 1;
+  cli_loop_post_arg(CLI_EV_RELEASED, rc); /* wakes the loop */
+}
+
+static int lock_start(locker_t *l) {
+  int64_t t = l->o->timeout_ms; /* <0 forever, 0 try */
+  switch (l->o->mode) {
+  case CLI_LOCK_READ: return zkl_rwlock_rdlock_async(l->rw, t, on_locked, l);
+  case CLI_LOCK_WRITE: return zkl_rwlock_wrlock_async(l->rw, t, on_locked, l);
+  case CLI_LOCK_EXCLUSIVE: break;
+  }
+  return zkl_mutex_lock_async(l->m, t, on_locked, l);
 }
 
 /* ---- the main thread ---------------------------------------------------------- */
 
-/* The session's thread: every change of state becomes an event. */
+/* The loop's dispatch: every change of state becomes an event. */
 static void on_state(zkl_session_t *s, zkl_session_state_t state, void *arg) {
   (void)s, (void)arg;
   cli_loop_post_arg(CLI_EV_STATE, (int)state);
@@ -127,21 +120,19 @@ typedef struct run {
   const cli_opts_t *o;
   locker_t *l;
   cli_child_t child;
-  int acquired;      /* the worker holds the lock                        */
+  int acquired;      /* the object holds the lock                        */
+  int acquire_done;  /* the acquisition's completion came                */
   int start_pending; /* granted, CMD waits for the connection to be back */
   int stopping;      /* a signal or a loss: the acquisition is canceled  */
   int stop_signal;   /* the signal that stopped us, 0 if none            */
   int lost;          /* the lock was lost                                */
   int done;
   int result;        /* exit status once done                            */
-  int64_t cancel_at; /* retry the cancel then: one made just before the
-                        worker entered its lock call is not seen by it   */
 } run_t;
 
 static void stop_waiting(run_t *r) {
   r->stopping = 1;
   lock_cancel(r->l);
-  r->cancel_at = cli_now_ns() + CANCEL_RETRY_NS;
 }
 
 static void finish(run_t *r, int result) {
@@ -202,6 +193,11 @@ static void start_if_valid(run_t *r) {
 }
 
 static void on_acquired(run_t *r, int rc) {
+  r->acquire_done = 1;
+  if (r->done) { /* the run ended meanwhile: only the hold counts */
+    r->acquired = rc == 0;
+    return;
+  }
   if (rc == 0) {
     r->acquired = 1;
     if (r->lost) {
@@ -266,17 +262,12 @@ static void on_event(run_t *r, const cli_event_t *ev) {
 
 static void run_loop(run_t *r) {
   while (!r->done) {
-    int64_t deadline = r->child.kill_at;
-    if (r->stopping && !r->acquired && r->cancel_at < deadline)
-      deadline = r->cancel_at;
     cli_event_t ev;
-    if (cli_loop_next(&ev, deadline)) {
+    if (cli_loop_next(&ev, r->child.kill_at)) {
       on_event(r, &ev);
       continue;
     }
     cli_child_tick(&r->child);
-    if (r->stopping && !r->acquired && cli_now_ns() >= r->cancel_at)
-      stop_waiting(r);
   }
 }
 
@@ -297,16 +288,26 @@ static void destroy_lock(locker_t *l) {
   zkl_rwlock_destroy(l->rw);
 }
 
-/* Tells the worker to release (if it holds), waits for it, and says so if
- * the lock turned out to be lost before CMD ended. */
+/* Releases the hold (if any: an acquisition still under way is canceled
+ * and its completion awaited first), running the loop until the release's
+ * completion came, and says so if the lock turned out to be lost before
+ * CMD ended. */
 static void release(run_t *r) {
   locker_t *l = r->l;
-  pthread_mutex_lock(&l->mu);
-  l->release = 1;
-  pthread_cond_signal(&l->cv);
-  pthread_mutex_unlock(&l->mu);
-  pthread_join(l->thread, NULL);
+  cli_event_t ev;
+  if (!r->acquired && !r->acquire_done) {
+    lock_cancel(l);
+    while (!r->acquire_done)
+      if (cli_loop_next(&ev, INT64_MAX) && ev.type == CLI_EV_ACQUIRED)
+        on_event(r, &ev); /* done already: it only records */
+  }
   if (!r->acquired) return;
+  int rc = l->m != NULL ? zkl_mutex_unlock_async(l->m, on_unlocked, l)
+                        : zkl_rwlock_unlock_async(l->rw, on_unlocked, l);
+  if (rc == 0)
+    while (!l->released) cli_loop_next(&ev, INT64_MAX);
+  else
+    l->unlock_rc = rc;
   if (l->unlock_rc == 0) cli_verbose(r->o, "released %s", r->o->path);
   else if (!r->lost)
     fprintf(stderr, "zkl: warning: releasing %s: %s\n", r->o->path,
@@ -323,28 +324,25 @@ int cli_lock_run(const cli_opts_t *o) {
   l.o = o;
   int rc = cli_connect(o, on_state, NULL, &l.s);
   if (rc != 0) return rc;
-  cli_loop_connected();
+  cli_loop_connected(l.s);
   if (create_lock(&l) != 0) {
     zkl_session_close(l.s);
     return CLI_EX_SOFTWARE;
   }
-  pthread_mutex_init(&l.mu, NULL);
-  pthread_cond_init(&l.cv, NULL);
   run_t r;
   memset(&r, 0, sizeof r);
   r.o = o;
   r.l = &l;
   r.child.kill_at = INT64_MAX;
-  int err = cli_thread_start(&l.thread, locker_main, &l);
-  if (err != 0) {
-    fprintf(stderr, "zkl: cannot start a thread: %s\n", strerror(err));
-    r.result = CLI_EX_SOFTWARE;
+  rc = lock_start(&l);
+  if (rc != 0) {
+    fprintf(stderr, "zkl: cannot lock %s: %s\n", o->path, zkl_strerror(rc));
+    r.result = cli_exit_code(rc);
+    r.acquire_done = 1;
   } else {
     run_loop(&r);
     release(&r);
   }
-  pthread_cond_destroy(&l.cv);
-  pthread_mutex_destroy(&l.mu);
   destroy_lock(&l);
   zkl_session_close(l.s);
   return r.result;

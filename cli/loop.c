@@ -27,6 +27,7 @@ static int ev_pipe[2] = {-1, -1};
 static struct sigaction started_with[N_HANDLED];
 static sigset_t started_mask;
 static volatile sig_atomic_t connecting = 1;
+static zkl_session_t *session; /* its completions run in cli_loop_next() */
 
 static void on_signal(int sig) {
   if (connecting && sig != SIGCHLD) _exit(CLI_EX_SIGNAL_BASE + sig);
@@ -61,7 +62,10 @@ int cli_loop_init(void) {
   return pthread_sigmask(SIG_UNBLOCK, &ours, NULL) == 0 ? 0 : -1;
 }
 
-void cli_loop_connected(void) { connecting = 0; }
+void cli_loop_connected(zkl_session_t *s) {
+  session = s;
+  connecting = 0;
+}
 
 void cli_loop_child_reset(void) {
   for (size_t i = 0; i < N_HANDLED; i++)
@@ -112,10 +116,15 @@ static int read_signal(cli_event_t *ev) {
 
 int cli_loop_next(cli_event_t *ev, int64_t deadline_ns) {
   for (;;) {
-    struct pollfd p[2] = {{.fd = sig_pipe[0], .events = POLLIN},
-                          {.fd = ev_pipe[0], .events = POLLIN}};
+    struct pollfd p[3] = {{.fd = sig_pipe[0], .events = POLLIN},
+                          {.fd = ev_pipe[0], .events = POLLIN},
+                          {.fd = session != NULL ? zkl_session_fd(session)
+                                                 : -1,
+                           .events = POLLIN}};
     int timeout = poll_timeout_ms(deadline_ns);
-    int n = poll(p, 2, timeout);
+    int n = poll(p, 3, timeout);
+    /* the completions post their events: read on the next turn */
+    if (n > 0 && (p[2].revents & POLLIN)) zkl_session_dispatch(session);
     if (n < 0 && errno != EINTR) {
       perror("zkl: poll");
       abort();

@@ -2,9 +2,12 @@
  * while a command waits for a lock or runs CMD.
  *
  * Everything that happens reaches the main thread as an event, in order:
- * signals (through a self-pipe written by the handlers) and what zkl's
- * threads report (session states, leadership, a lock granted, a watch on
- * our node), posted to a pipe.  Only the main thread has the signals
+ * signals (through a self-pipe written by the handlers), and what zkl
+ * reports: the session's completion queue (zkl_session_fd()) is polled
+ * too and dispatched on this thread, where the completions of the async
+ * lock calls, the session states and the election callbacks post their
+ * events to a pipe (as a watch on our node does, from ZooKeeper's
+ * thread).  Only the main thread has the signals
  * unblocked: every other thread (ZooKeeper's, zkl's, the tool's workers)
  * is started with all signals blocked.
  */
@@ -14,13 +17,16 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <zkl.h>
+
 #include "opts.h"
 
 typedef enum cli_event_type {
   CLI_EV_SIGNAL = 1, /* arg: SIGINT, SIGTERM or SIGHUP                    */
   CLI_EV_CHILD,      /* SIGCHLD: a child may have ended                    */
   CLI_EV_STATE,      /* arg: a zkl_session_state_t                         */
-  CLI_EV_ACQUIRED,   /* the lock worker's acquisition ended; arg: its code */
+  CLI_EV_ACQUIRED,   /* the lock's acquisition ended; arg: its code        */
+  CLI_EV_RELEASED,   /* the lock's release ended; arg: its code            */
   CLI_EV_NODE,       /* a watch on our node fired; arg: ZooKeeper's type   */
   CLI_EV_ELECTED,    /* token: the leadership's fencing token              */
   CLI_EV_REVOKED,    /* arg: a zkl_election_reason_t                       */
@@ -41,8 +47,9 @@ typedef struct cli_event {
  * cli_loop_connected() a SIGINT/SIGTERM/SIGHUP ends the process at once
  * with 128+N: nothing is on the server yet.  0, or -1 with errno. */
 int cli_loop_init(void);
-/* From now on signals become events. */
-void cli_loop_connected(void);
+/* From now on signals become events, and s's completions are dispatched
+ * by cli_loop_next() (s may be NULL: none). */
+void cli_loop_connected(zkl_session_t *s);
 /* Restores the dispositions zkl started with, in a child before exec
  * (async-signal-safe), along with the signal mask zkl started with. */
 void cli_loop_child_reset(void);

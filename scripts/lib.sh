@@ -5,11 +5,12 @@
 
 # Debian packages: compiler and autotools, the threaded ZooKeeper C client,
 # libuuid, Check, valgrind, and for the tests a real ZooKeeper server with
-# a headless JRE, kazoo for the interop tests, and the harness's tools.
+# a headless JRE, kazoo for the interop tests, the harness's tools, and
+# libuv and libevent for the event-loop adapters' examples.
 ZKL_PACKAGES="gcc g++ make autoconf automake libtool pkg-config \
 libzookeeper-mt-dev uuid-dev check valgrind zookeeper default-jre-headless \
 python3 python3-kazoo iproute2 util-linux coreutils procps \
-docker-compose gnuplot-nox man-db"
+docker-compose gnuplot-nox man-db libuv1-dev libevent-dev"
 
 zkl_log() { printf '==> %s\n' "$*" >&2; }
 
