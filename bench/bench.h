@@ -39,6 +39,7 @@ typedef struct bench_opts {
   int kill_rounds;         /* S6: killed-leader rounds                      */
   int kill_timeout_ms;     /* S6: session timeout of the killed leader      */
   int waiters;             /* S7: waiting mutex objects                     */
+  int pending;             /* S8: pending async acquisitions                */
   char root[128];          /* this run's private tree: /zkl-bench/<id>      */
 } bench_opts_t;
 
@@ -74,7 +75,7 @@ void samples_mt_fini(samples_mt_t *m);
 /* One measured figure: `median` holds the value for single figures (a
  * rate, a ratio, a count), and p99 is NAN then. */
 typedef struct result {
-  char scenario[4]; /* "1".."7"                                       */
+  char scenario[4]; /* "1".."8"                                       */
   char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
   char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo"           */
   char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
@@ -219,6 +220,7 @@ void sc_wake_cost(const bench_opts_t *o);   /* 4  sc-queue.c    */
 void sc_rwlock(const bench_opts_t *o);      /* 5  sc-handoff.c  */
 void sc_election(const bench_opts_t *o);    /* 6  sc-election.c */
 void sc_memory(const bench_opts_t *o);      /* 7  sc-queue.c    */
+void sc_pending_async(const bench_opts_t *o); /* 8  sc-async.c  */
 /* The targets, from the results (and merged rows): targets.c. */
 void bench_targets(const bench_opts_t *o);
 /* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */

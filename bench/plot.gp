@@ -1,7 +1,7 @@
 # bench/plot.gp - the two plots of zkl-bench, from data files that
 # bench/run-bench.sh extracts from the CSV.
 #   gnuplot -e "dir='OUT'; configs='fsync nosync'" bench/plot.gp
-# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo") and
+# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo zkl-loop") and
 # OUT/wake-<config>.dat ("Q floor zkl"), writes OUT/handoffs.png and
 # OUT/wake-bytes.png: one panel per server config.
 if (!exists("dir")) dir = "."
@@ -25,7 +25,8 @@ do for [i = 1:n] {
   f = dir."/handoffs-".c.".dat"
   plot f using 1:2 title "floor (by hand)" lw 2 pt 7, \
        f using 1:3 title "zkl" lw 2 pt 5, \
-       f using 1:4 title "kazoo" lw 2 pt 9
+       f using 1:4 title "kazoo" lw 2 pt 9, \
+       f using 1:5 title "zkl-loop (one thread, async)" lw 2 pt 13
 }
 unset multiplot
 

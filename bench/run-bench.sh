@@ -192,10 +192,11 @@ for config in $configs; do
         $1 == c && $2 == "m" && $3 == 3 && $6 == "handoffs/s" {
             n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
             v[n, $5] = $8 }
-        END { print "# N floor zkl kazoo"
+        END { print "# N floor zkl kazoo zkl-loop"
               for (i = 1; i <= k; i++) { n = ns[i]
-                  printf "%d %s %s %s\n", n, ((n, "floor") in v) ? v[n, "floor"] : "?",
-                      ((n, "zkl") in v) ? v[n, "zkl"] : "?", ((n, "kazoo") in v) ? v[n, "kazoo"] : "?" } }
+                  printf "%d %s %s %s %s\n", n, ((n, "floor") in v) ? v[n, "floor"] : "?",
+                      ((n, "zkl") in v) ? v[n, "zkl"] : "?", ((n, "kazoo") in v) ? v[n, "kazoo"] : "?",
+                      ((n, "zkl-loop") in v) ? v[n, "zkl-loop"] : "?" } }
     ' "$out/bench.csv" >"$out/handoffs-$config.dat"
     awk -F, -v c="$config" '
         $1 == c && $2 == "m" && $3 == 4 && $6 == "bytes/handoff" {

@@ -1,5 +1,7 @@
 /* bench/sc-handoff.c - scenarios 3 and 5: contenders looping lock/unlock
- * on one path for a fixed time, each on a session of its own (threads).
+ * on one path for a fixed time, each on a session of its own: a thread
+ * each (floor, zkl), or, for S3, all driven by ONE event-loop thread with
+ * the async calls (zkl-loop).
  *
  * An exclusive run (mutex, writers) counts handoffs per second, the
  * handoff latency (from the holder's unlock call to the next holder's
@@ -7,6 +9,7 @@
  * and checks that no two ever hold at once.  A shared run (readers) counts
  * cycles per second and the cycle latency. */
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +17,8 @@
 
 #define LOCK_TIMEOUT_MS 60000 /* a contender never waits longer */
 
-typedef enum { IMPL_FLOOR, IMPL_ZKL } impl_t;
+typedef enum { IMPL_FLOOR, IMPL_ZKL, IMPL_LOOP } impl_t;
+static const char *const impl_names[] = {"floor", "zkl", "zkl-loop"};
 typedef enum { LOCK_MUTEX, LOCK_READ, LOCK_WRITE } lock_kind_t;
 
 typedef struct runner runner_t;
@@ -28,6 +32,8 @@ typedef struct contender {
   zkl_mutex_t *m;
   zkl_rwlock_t *rw;
   long counted, total;
+  int idle;               /* zkl-loop: stopped, nothing pending         */
+  int64_t t_req;          /* zkl-loop: when the lock was asked for      */
 } contender_t;
 
 struct runner {
@@ -71,7 +77,7 @@ static void *contender_main(void *arg) {
     int rc = do_lock(c);
     if (rc != 0) {
       bench_fail("contender: lock: %d %s", rc,
-                 r->impl == IMPL_ZKL ? zkl_last_error() : zerror(rc));
+                 r->impl != IMPL_FLOOR ? zkl_last_error() : zerror(rc));
       break;
     }
     int64_t t_acq = bench_now_ns();
@@ -90,11 +96,90 @@ static void *contender_main(void *arg) {
     rc = do_unlock(c);
     if (rc != 0)
       bench_fail("contender: unlock: %d %s", rc,
-                 r->impl == IMPL_ZKL ? zkl_last_error() : zerror(rc));
+                 r->impl != IMPL_FLOOR ? zkl_last_error() : zerror(rc));
     if (!is_exclusive(r) && !stopped)
       samples_mt_add(&r->lat, (double)(bench_now_ns() - t_req) / 1e3);
   }
   return NULL;
+}
+
+/* ---- zkl-loop: the same cycle, as completions on one thread ------------------ */
+
+static void loop_locked(void *obj, int rc, uint64_t token, void *arg);
+
+static void loop_unlocked(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token;
+  contender_t *c = arg;
+  if (rc != 0) bench_fail("contender: unlock_async: %d %s", rc,
+                          zkl_last_error());
+  if (atomic_load(&c->r->stop) || rc != 0) {
+    c->idle = 1;
+    return;
+  }
+  c->t_req = bench_now_ns();
+  if (zkl_mutex_lock_async(c->m, LOCK_TIMEOUT_MS, loop_locked, c) != 0) {
+    bench_fail("contender: lock_async: %s", zkl_last_error());
+    c->idle = 1;
+  }
+}
+
+static void loop_locked(void *obj, int rc, uint64_t token, void *arg) {
+  (void)token;
+  contender_t *c = arg;
+  runner_t *r = c->r;
+  if (rc != 0) {
+    bench_fail("contender: lock_async: %d %s", rc, zkl_last_error());
+    c->idle = 1;
+    return;
+  }
+  int64_t t_acq = bench_now_ns();
+  int stopped = atomic_load(&r->stop);
+  if (atomic_fetch_add(&r->holders, 1) != 0)
+    atomic_fetch_add(&r->violations, 1);
+  int64_t prev = atomic_load(&r->last_release);
+  if (!stopped && prev != 0)
+    samples_mt_add(&r->lat, (double)(t_acq - prev) / 1e3);
+  atomic_fetch_sub(&r->holders, 1);
+  atomic_store(&r->last_release, bench_now_ns());
+  if (!stopped) c->counted++;
+  c->total++;
+  if (zkl_mutex_unlock_async(obj, loop_unlocked, c) != 0) {
+    bench_fail("contender: unlock_async: %s", zkl_last_error());
+    c->idle = 1;
+  }
+}
+
+/* One thread, the caller's: polls every contender's session and
+ * dispatches, until the stop and every contender idle. */
+static void loop_run(runner_t *r, double duration_s) {
+  struct pollfd *p = calloc((size_t)r->n, sizeof *p);
+  if (p == NULL) {
+    bench_fail("zkl-loop: no memory");
+    return;
+  }
+  for (int i = 0; i < r->n; i++) {
+    p[i].fd = zkl_session_fd(r->c[i].s);
+    p[i].events = POLLIN;
+    r->c[i].t_req = bench_now_ns();
+    if (zkl_mutex_lock_async(r->c[i].m, LOCK_TIMEOUT_MS, loop_locked,
+                             &r->c[i]) != 0) {
+      bench_fail("zkl-loop: lock_async: %s", zkl_last_error());
+      r->c[i].idle = 1;
+    }
+  }
+  int64_t end = bench_now_ns() + (int64_t)(duration_s * 1e9);
+  int64_t limit = end + (int64_t)LOCK_TIMEOUT_MS * 1000000;
+  for (;;) {
+    int64_t now = bench_now_ns();
+    if (now >= end) atomic_store(&r->stop, 1);
+    int idle = 0;
+    for (int i = 0; i < r->n; i++) idle += r->c[i].idle;
+    if (idle == r->n || now > limit) break;
+    if (poll(p, (nfds_t)r->n, 5) > 0)
+      for (int i = 0; i < r->n; i++)
+        if (p[i].revents & POLLIN) zkl_session_dispatch(r->c[i].s);
+  }
+  free(p);
 }
 
 static int contender_setup(contender_t *c, const char *hosts,
@@ -149,7 +234,7 @@ static int run_contenders(const bench_opts_t *o, const char *scenario,
   r.n = n;
   r.c = calloc((size_t)n, sizeof *r.c);
   samples_mt_init(&r.lat);
-  const char *impl_name = impl == IMPL_FLOOR ? "floor" : "zkl";
+  const char *impl_name = impl_names[impl];
   int ready = 0, started = 0, rc = -1;
   if (r.c == NULL) goto out;
   for (ready = 0; ready < n; ready++) {
@@ -161,25 +246,36 @@ static int run_contenders(const bench_opts_t *o, const char *scenario,
       goto out;
     }
   }
-  pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
-  for (started = 0; started < n; started++)
-    if (pthread_create(&r.c[started].th, NULL, contender_main,
-                       &r.c[started]) != 0)
-      break;
-  if (started < n) { /* the rest wait at the barrier forever: give up */
-    bench_fail("S%s: cannot start %d threads", scenario, n);
-    exit(1);
-  }
   srv_counters_t a, b, d;
-  int counted = srv_sample(o->hosts, &a) == 0;
-  double cpu0 = bench_cpu_us();
-  pthread_barrier_wait(&r.start);
-  int64_t t0 = bench_now_ns();
-  bench_sleep_ms((int)(o->duration_s * 1000));
-  atomic_store(&r.stop, 1);
-  double elapsed = (double)(bench_now_ns() - t0) / 1e9;
-  for (int i = 0; i < n; i++) pthread_join(r.c[i].th, NULL);
-  pthread_barrier_destroy(&r.start);
+  int counted;
+  double cpu0, elapsed;
+  if (impl == IMPL_LOOP) { /* no thread of its own: this one runs the loop */
+    counted = srv_sample(o->hosts, &a) == 0;
+    cpu0 = bench_cpu_us();
+    int64_t t0 = bench_now_ns();
+    loop_run(&r, o->duration_s);
+    elapsed = (double)(bench_now_ns() - t0) / 1e9;
+    if (elapsed > o->duration_s) elapsed = o->duration_s; /* the drain */
+  } else {
+    pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
+    for (started = 0; started < n; started++)
+      if (pthread_create(&r.c[started].th, NULL, contender_main,
+                         &r.c[started]) != 0)
+        break;
+    if (started < n) { /* the rest wait at the barrier forever: give up */
+      bench_fail("S%s: cannot start %d threads", scenario, n);
+      exit(1);
+    }
+    counted = srv_sample(o->hosts, &a) == 0;
+    cpu0 = bench_cpu_us();
+    pthread_barrier_wait(&r.start);
+    int64_t t0 = bench_now_ns();
+    bench_sleep_ms((int)(o->duration_s * 1000));
+    atomic_store(&r.stop, 1);
+    elapsed = (double)(bench_now_ns() - t0) / 1e9;
+    for (int i = 0; i < n; i++) pthread_join(r.c[i].th, NULL);
+    pthread_barrier_destroy(&r.start);
+  }
   t->cpu_us += bench_cpu_us() - cpu0;
   if (counted && srv_sample(o->hosts, &b) == 0) {
     srv_delta(&a, &b, &d);
@@ -230,34 +326,36 @@ static void tally_report(const char *scenario, const char *kase,
                t->cpu_us / (double)t->total, NAN, t->total);
 }
 
-/* The floor and zkl in turns, o->reps runs each (the order alternating),
- * so that load from elsewhere on a shared machine hits both alike. */
+/* The floor and zkl (and for the mutex zkl-loop) in turns, o->reps runs
+ * each (the order rotating), so that load from elsewhere on a shared
+ * machine hits them alike. */
 static void compare(const bench_opts_t *o, const char *scenario,
                     const char *kase, lock_kind_t kind, int n,
                     const char *leaf) {
-  tally_t t[2];
-  char path[2][256];
+  int impls = kind == LOCK_MUTEX ? 3 : 2;
+  tally_t t[3];
+  char path[3][256];
   memset(t, 0, sizeof t);
-  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+  int ok = 1;
+  for (int impl = 0; impl < impls; impl++) {
     char name[64];
-    snprintf(name, sizeof name, "%s-%s", leaf,
-             impl == IMPL_FLOOR ? "floor" : "zkl");
+    snprintf(name, sizeof name, "%s-%s", leaf, impl_names[impl]);
     bench_path(path[impl], sizeof path[impl], o->root, name, NULL);
     bench_mkpath(bench_admin, path[impl]);
     t[impl].per = calloc((size_t)n, sizeof *t[impl].per);
     t[impl].srv_ok = 1;
+    ok = ok && t[impl].per != NULL;
   }
-  int ok = t[0].per != NULL && t[1].per != NULL;
   for (int r = 0; r < o->reps && ok; r++)
-    for (int k = 0; k < 2 && ok; k++) {
-      int impl = (r + k) % 2; /* floor first, then zkl first, ... */
+    for (int k = 0; k < impls && ok; k++) {
+      int impl = (r + k) % impls; /* floor first, then zkl first, ... */
       ok = run_contenders(o, scenario, kase, (impl_t)impl, kind, n,
                           path[impl], &t[impl]) == 0;
     }
-  for (int impl = IMPL_FLOOR; impl <= IMPL_ZKL; impl++) {
+  for (int impl = 0; impl < impls; impl++) {
     if (ok)
-      tally_report(scenario, kase, impl == IMPL_FLOOR ? "floor" : "zkl",
-                   kind != LOCK_READ, n, &t[impl]);
+      tally_report(scenario, kase, impl_names[impl], kind != LOCK_READ, n,
+                   &t[impl]);
     samples_free(&t[impl].rates);
     samples_free(&t[impl].lat);
     free(t[impl].per);

@@ -68,4 +68,13 @@ void bench_targets(const bench_opts_t *o) {
     target_add("7", "RSS per waiting mutex object (bytes)",
                value("7", kase, "zkl", "rss/waiter"), CMP_LE, 4096);
   }
+  if (o->only & (1u << 8)) {
+    snprintf(kase, sizeof kase, "P=%d", o->pending);
+    target_add("8", "threads added by the pending async locks",
+               value("8", kase, "zkl", "threads added"), CMP_LE, 0);
+    target_add("8", "RSS per pending async lock (bytes)",
+               value("8", kase, "zkl", "rss/pending"), CMP_LE, 2048);
+    target_add("8", "pending async locks served out of order",
+               value("8", kase, "zkl", "out of order"), CMP_LE, 0);
+  }
 }

@@ -107,7 +107,7 @@ static void usage(FILE *f) {
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
-"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-7)\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-8)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
 "      --duration SEC    S3/S5 seconds per run (default 3)\n"
 "      --reps N          S3/S5 runs of floor and zkl, in turns (default 3)\n"
@@ -119,6 +119,7 @@ static void usage(FILE *f) {
 "      --kill-rounds N   S6 killed-leader rounds (default 3)\n"
 "      --kill-timeout MS S6 session timeout of the killed leader (default 2000)\n"
 "      --waiters N       S7 waiting mutex objects (default 1000)\n"
+"      --pending N       S8 pending async acquisitions (default 10000)\n"
 "      --config LABEL    server config label for the table and CSV\n"
 "      --csv FILE        write every result and target as CSV\n"
 "      --merge FILE      add rows of another run (bench/kazoo_bench.py --csv)\n"
@@ -162,11 +163,12 @@ static void defaults(bench_opts_t *o, int quick) {
   o->kill_rounds = quick ? 1 : 3;
   o->kill_timeout_ms = quick ? 1000 : 2000;
   o->waiters = quick ? 100 : 1000;
+  o->pending = quick ? 200 : 10000;
 }
 
 enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_READERS, OPT_WRITERS, OPT_ROUNDS, OPT_KILL_ROUNDS, OPT_KILL_TIMEOUT,
-       OPT_WAITERS, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS };
+       OPT_WAITERS, OPT_PENDING, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS };
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -185,6 +187,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"kill-rounds", required_argument, NULL, OPT_KILL_ROUNDS},
       {"kill-timeout", required_argument, NULL, OPT_KILL_TIMEOUT},
       {"waiters", required_argument, NULL, OPT_WAITERS},
+      {"pending", required_argument, NULL, OPT_PENDING},
       {"config", required_argument, NULL, OPT_CONFIG},
       {"csv", required_argument, NULL, OPT_CSV},
       {"merge", required_argument, NULL, OPT_MERGE},
@@ -197,7 +200,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
   memset(o, 0, sizeof *o);
   defaults(o, quick);
   o->quick = quick;
-  o->only = 0xfe;
+  o->only = 0x1fe;
   o->config = "default";
   o->hosts = getenv("ZKL_TEST_HOSTS");
   if (o->hosts == NULL || *o->hosts == '\0') o->hosts = "127.0.0.1:2181";
@@ -212,7 +215,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       n = parse_list(optarg, list, BENCH_MAX_LIST);
       o->only = 0;
       for (int i = 0; i < n; i++)
-        if (list[i] <= 7) o->only |= 1u << list[i];
+        if (list[i] <= 8) o->only |= 1u << list[i];
       bad = n <= 0 || o->only == 0;
       break;
     case OPT_ITERS: bad = parse_int(optarg, 1, 1000000, &o->iters); break;
@@ -237,6 +240,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       bad = parse_int(optarg, 1000, 60000, &o->kill_timeout_ms);
       break;
     case OPT_WAITERS: bad = parse_int(optarg, 1, 10000, &o->waiters); break;
+    case OPT_PENDING: bad = parse_int(optarg, 1, 100000, &o->pending); break;
     case OPT_CONFIG: o->config = optarg; break;
     case OPT_CSV: o->csv_path = optarg; break;
     case OPT_MERGE: o->merge_path = optarg; break;
@@ -260,7 +264,7 @@ typedef struct scenario {
 static const scenario_t scenarios[] = {
     {1, sc_uncontended}, {2, sc_trylock}, {3, sc_contended},
     {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
-    {7, sc_memory}};
+    {7, sc_memory}, {8, sc_pending_async}};
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)

@@ -204,14 +204,14 @@ int zkl_contenders(zkl_session_t *s, const char *path, int64_t timeout_ms,
     zrc = zkl__zk_children(s, dl, path, 0, &kids);
   if (zrc == ZNONODE) return 0; /* no path: nobody there */
   if (zrc != ZOK) {
-    deallocate_String_vector(&kids);
+    zkl__zk_children_free(&kids);
     return map_zrc(s, zrc, path);
   }
   zkl_contender_t *v = calloc(kids.count > 0 ? (size_t)kids.count : 1,
                               sizeof *v);
   size_t n = 0;
   zrc = v == NULL ? ZSYSTEMERROR : read_children(s, dl, path, &kids, v, &n);
-  deallocate_String_vector(&kids);
+  zkl__zk_children_free(&kids);
   if (zrc != ZOK) {
     zkl_contenders_free(v, n);
     return map_zrc(s, zrc, path);

@@ -208,7 +208,7 @@ static void adopt_node(zkl__contender_t *c, char *path,
  * the nearest ones (memory stays flat however long the queue).  Only when
  * all of them gave up, with no release covering the ones below, does it
  * list the children again. */
-#define WINDOW 4
+#define WINDOW 2
 
 /* The nearest contenders below our node that can block us, in queue order,
  * from ONE listing.  Nodes created later sort after us, so this list only
@@ -362,6 +362,7 @@ static int arm_watch(zkl__contender_t *c, const char *target,
  * whenever the function has returned its result (PT_RETURN). */
 
 #define PT_WAIT INT_MIN /* "not yet": no result uses it */
+typedef unsigned short pt_t; /* a source line (this file is far shorter) */
 #define PT_BEGIN(pt) switch (*(pt)) { case 0:;
 #define PT_END(pt) } *(pt) = 0
 #define PT_RETURN(pt, v) do { *(pt) = 0; return (v); } while (0)
@@ -410,7 +411,7 @@ struct zkl__op {
   zkl__op_done_fn done;
   void *arg;
   /* where each step function stands (0: not running) */
-  int pt_main, pt_conn, pt_create, pt_root, pt_recover, pt_find, pt_list,
+  pt_t pt_main, pt_conn, pt_create, pt_root, pt_recover, pt_find, pt_list,
       pt_peek, pt_self, pt_turn, pt_watch, pt_arm, pt_confirm, pt_abandon,
       pt_delete, pt_once;
   zkl__zcall_t *k, *k2;     /* requests in flight                       */
@@ -433,9 +434,11 @@ struct zkl__op {
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
   unsigned w_epoch;
-  struct Stat st;
   /* delete_node, delete_once */
   int mark, del_attempt, maybe_applied, del_rc, once_rc;
+  /* the shared listing our create is answered with (create_node) */
+  struct listing *lst;
+  zkl__op_t *lst_next;      /* among the listing's waiters              */
 };
 
 static const unsigned *op_cancel(zkl__op_t *o) {
@@ -492,7 +495,7 @@ static void op_unwait(zkl__op_t *o) {
 static int op_await_connected(zkl__op_t *o, int64_t deadline,
                               const unsigned *cancel) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_conn;
+  pt_t *pt = &o->pt_conn;
   PT_BEGIN(pt);
   for (;;) {
     zkl__session_lock(c->s);
@@ -522,7 +525,7 @@ static int op_await_connected(zkl__op_t *o, int64_t deadline,
  * the deepest first, going up one level at each ZNONODE. */
 static int op_ensure_root(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_root;
+  pt_t *pt = &o->pt_root;
   PT_BEGIN(pt);
   if ((o->root_path = strdup(c->root)) == NULL) PT_RETURN(pt, ZSYSTEMERROR);
   o->root_rc = ZNONODE;
@@ -557,7 +560,7 @@ static int op_ensure_root(zkl__op_t *o) {
  * another o->find_rc when the answer is not known. */
 static int op_find_mine(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_find;
+  pt_t *pt = &o->pt_find;
   PT_BEGIN(pt);
   o->found = 0;
   /* a lagging follower may not have applied our create yet */
@@ -592,9 +595,180 @@ static int op_find_mine(zkl__op_t *o) {
     }
     o->found_path = NULL;
   }
-  deallocate_String_vector(&o->kids);
+  zkl__zk_children_free(&o->kids);
   PT_RETURN(pt, o->found);
   PT_END(pt);
+  return 0;
+}
+
+/* ---- listings shared by the creates of one engine turn ------------------------
+ *
+ * A contender lists the root right after its create (the server answers a
+ * session's requests in order, so the listing holds its node).  When many
+ * contenders of one session queue at once (a loop submitting thousands of
+ * async locks), one listing sent after all their creates serves them all:
+ * the ops that sent their create join the root's open listing, which the
+ * engine sends once they have run (its job is queued behind them), parses
+ * and sorts once, and each op finds itself in it by binary search.  N
+ * contenders then cost one listing, not N listings of up to N names.
+ * Everything here runs on the session's engine thread, except the open
+ * listings' registry (one for every session), which has its own lock. */
+
+enum { LST_OPEN, LST_SENT, LST_DONE };
+
+typedef struct listing {
+  zkl__job_t job;           /* first: sends it, then wakes its waiters   */
+  struct listing *next;     /* in the registry while open                */
+  zkl_session_t *s;
+  char *root;
+  int state, refs, rc;      /* refs: the ops holding it and the job      */
+  zkl__zcall_t *k;
+  struct String_vector kids;
+  zkl__node_t *sorted;      /* the contenders, in queue order (lazily)   */
+  size_t n;
+  int parsed;
+  zkl__op_t *waiters;       /* ops waiting for the answer                */
+} listing_t;
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static listing_t *open_listings;
+
+static void listing_unref(listing_t *l) {
+  if (--l->refs > 0) return;
+  zkl__zk_children_free(&l->kids);
+  free(l->sorted);
+  free(l->root);
+  free(l);
+}
+
+static void listing_post(void *arg) {
+  listing_t *l = arg;
+  zkl__engine_post(zkl__session_engine(l->s), &l->job);
+}
+
+static void listing_run(zkl__job_t *j) {
+  listing_t *l = (listing_t *)j;
+  if (l->state == LST_OPEN) { /* every op queued before it has joined */
+    pthread_mutex_lock(&open_mu);
+    for (listing_t **p = &open_listings; *p != NULL; p = &(*p)->next)
+      if (*p == l) {
+        *p = l->next;
+        break;
+      }
+    pthread_mutex_unlock(&open_mu);
+    l->state = LST_SENT;
+    l->k = zkl__zk_children_send(l->s, l->root, 0);
+    zkl__zcall_notify(l->k, listing_post, l);
+    return;
+  }
+  if (l->state != LST_SENT || !zkl__zcall_ready(l->k)) return;
+  l->rc = zkl__zk_children_wait(l->k, ZKL__FOREVER, &l->kids);
+  l->k = NULL;
+  l->state = LST_DONE;
+  for (zkl__op_t *o = l->waiters, *next; o != NULL; o = next) {
+    next = o->lst_next;
+    o->lst_next = NULL;
+    op_post(o);
+  }
+  l->waiters = NULL;
+  listing_unref(l); /* the job's */
+}
+
+/* Joins the open listing of c's root on c's session (one is made and
+ * queued if there is none): it will be sent after o's create, already
+ * sent.  NULL without memory (the caller then lists on its own). */
+static listing_t *listing_join(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  pthread_mutex_lock(&open_mu);
+  listing_t *l = open_listings;
+  while (l != NULL && (l->s != c->s || strcmp(l->root, c->root) != 0))
+    l = l->next;
+  int made = l == NULL;
+  if (made && (l = calloc(1, sizeof *l)) != NULL &&
+      (l->root = strdup(c->root)) == NULL) {
+    free(l);
+    l = NULL;
+  }
+  if (made && l != NULL) {
+    l->job.run = listing_run;
+    l->s = c->s;
+    l->refs = 1; /* the job's */
+    l->next = open_listings;
+    open_listings = l;
+  }
+  if (l != NULL) {
+    l->refs++;
+    o->lst_next = l->waiters;
+    l->waiters = o;
+  }
+  pthread_mutex_unlock(&open_mu);
+  if (made && l != NULL) listing_post(l);
+  return l;
+}
+
+/* o no longer waits for (or uses) its listing. */
+static void listing_leave(zkl__op_t *o) {
+  listing_t *l = o->lst;
+  if (l == NULL) return;
+  for (zkl__op_t **p = &l->waiters; *p != NULL; p = &(*p)->lst_next)
+    if (*p == o) {
+      *p = o->lst_next;
+      break;
+    }
+  o->lst_next = NULL;
+  o->lst = NULL;
+  listing_unref(l);
+}
+
+/* Fills o's queue from its (answered) listing: the contenders sorted
+ * once, our node found by binary search, the blockers below it collected
+ * as queue_fill() does.  0, or -1 to list on our own (no memory, or an
+ * order the search cannot trust: a sequence counter that wrapped). */
+static int listing_fill(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  listing_t *l = o->lst;
+  queue_t *q = &o->q;
+  if (!l->parsed) {
+    l->parsed = 1;
+    l->sorted = calloc(l->kids.count > 0 ? (size_t)l->kids.count : 1,
+                       sizeof *l->sorted);
+    for (int i = 0; l->sorted != NULL && i < l->kids.count; i++)
+      if (zkl__name_parse(l->kids.data[i], &l->sorted[l->n]) == 0) l->n++;
+    if (l->sorted != NULL) zkl__nodes_sort(l->sorted, l->n);
+  }
+  zkl__node_t self;
+  if (l->sorted == NULL ||
+      zkl__name_parse(c->node + c->root_len + 1, &self) != 0)
+    return -1;
+  size_t lo = 0, hi = l->n; /* the first entry not below us */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (zkl__node_cmp(&l->sorted[mid], &self) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == l->n || strcmp(l->sorted[lo].name, self.name) != 0) return -1;
+  memset(q, 0, sizeof *q);
+  q->self_seen = 1;
+  zkl__node_t near[WINDOW];
+  size_t n = 0;
+  for (size_t i = lo; i-- > 0;) {
+    const zkl__node_t *x = &l->sorted[i];
+    if (!c->drv->counts(x->kind) || !c->drv->blocks(x->kind)) continue;
+    if (zkl__seq_cmp(x->seq, c->seq) >= 0) return -1; /* not sorted below */
+    if (n == WINDOW) {
+      q->more = 1;
+      break;
+    }
+    near[n++] = *x; /* nearest first */
+  }
+  for (; q->n < n; q->n++) { /* ascending, as queue_fill() keeps them */
+    q->lower[q->n] = near[n - 1 - q->n];
+    if ((q->lower[q->n].name = strdup(near[n - 1 - q->n].name)) == NULL) {
+      queue_free(q);
+      return -1;
+    }
+  }
+  q->listed = 1;
   return 0;
 }
 
@@ -603,7 +777,7 @@ static int op_find_mine(zkl__op_t *o) {
  * node if it exists once the connection is back.  Never a second node. */
 static int op_recover_create(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_recover;
+  pt_t *pt = &o->pt_recover;
   PT_BEGIN(pt);
   for (;;) {
     PT_CALL(pt, o->recover_rc,
@@ -634,7 +808,7 @@ static int op_recover_create(zkl__op_t *o) {
  * less.  When that listing came back, o->q.listed says so. */
 static int op_create_node(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_create;
+  pt_t *pt = &o->pt_create;
   PT_BEGIN(pt);
   memset(&o->q, 0, sizeof o->q);
   zkl__prefix_new(c->prefix);
@@ -644,32 +818,30 @@ static int op_create_node(zkl__op_t *o) {
   for (o->parent_tries = 0, o->tries = 0;; o->tries++) {
     o->k = zkl__zk_create_send(c->s, o->want_path, c->data, c->data_len,
                                ZOO_EPHEMERAL_SEQUENTIAL);
-    o->k2 = o->tries == 0 && o->k != NULL
-                ? zkl__zk_children_send(c->s, c->root, 0)
-                : NULL;
+    /* the first try is answered with a listing too, shared with the other
+     * creates of this engine turn */
+    o->lst = o->tries == 0 && o->k != NULL ? listing_join(o) : NULL;
     zkl__zcall_notify(o->k, op_post, o);
-    zkl__zcall_notify(o->k2, op_post, o);
     PT_AWAIT(o, pt,
-             (zkl__zcall_ready(o->k) && zkl__zcall_ready(o->k2)) ||
+             (zkl__zcall_ready(o->k) &&
+              (o->lst == NULL || o->lst->state == LST_DONE)) ||
                  zkl__now_ns() >= c->dl,
              c->dl);
     {
       char *made = NULL;
       struct Stat st;
-      struct String_vector kids = {0, NULL};
       int zrc = zkl__zk_create_wait(o->k, c->dl, &made, &st);
-      int lrc = o->k2 != NULL ? zkl__zk_children_wait(o->k2, c->dl, &kids)
-                              : ZSYSTEMERROR;
-      o->k = o->k2 = NULL;
+      o->k = NULL;
       if (zrc == ZOK) {
         adopt_node(c, made, &st);
-        if (lrc == ZOK && queue_fill(c, &o->q, &kids) == 0) o->q.listed = 1;
-        else queue_free(&o->q); /* the caller lists on its own */
-        deallocate_String_vector(&kids);
+        if (o->lst == NULL || o->lst->state != LST_DONE ||
+            o->lst->rc != ZOK || listing_fill(o) != 0)
+          queue_free(&o->q); /* the caller lists on its own */
+        listing_leave(o);
         o->create_rc = 0;
         break;
       }
-      deallocate_String_vector(&kids);
+      listing_leave(o);
       if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours */
         zkl__janitor_add(c->s, c->root, c->prefix, NULL);
         o->create_rc = map_zrc(c, zrc, "create");
@@ -701,7 +873,7 @@ static int op_create_node(zkl__op_t *o) {
  * watcher that it left as holder.  A ZooKeeper code. */
 static int op_delete_once(zkl__op_t *o, int mark) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_once;
+  pt_t *pt = &o->pt_once;
   PT_BEGIN(pt);
   if (mark && !c->no_mark) {
     PT_REQUEST(o, pt, o->k, zkl__zk_release_send(c->s, c->node));
@@ -733,7 +905,7 @@ static int op_delete_once(zkl__op_t *o, int mark) {
  *   other <0        ZooKeeper refused; it goes when the session ends. */
 static int op_delete_node(zkl__op_t *o, int mark, int64_t deadline) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_delete;
+  pt_t *pt = &o->pt_delete;
   PT_BEGIN(pt);
   o->del_rc = 0;
   o->maybe_applied = 0;
@@ -784,7 +956,7 @@ static int op_delete_node(zkl__op_t *o, int mark, int64_t deadline) {
 
 static int op_queue_list(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_list;
+  pt_t *pt = &o->pt_list;
   PT_BEGIN(pt);
   for (;;) {
     memset(&o->q, 0, sizeof o->q);
@@ -795,7 +967,7 @@ static int op_queue_list(zkl__op_t *o) {
       o->k = NULL;
       if (zrc == ZOK) {
         int rc = queue_fill(c, &o->q, &kids);
-        deallocate_String_vector(&kids);
+        zkl__zk_children_free(&kids);
         if (rc != 0) queue_free(&o->q);
         PT_RETURN(pt, rc);
       }
@@ -812,7 +984,7 @@ static int op_queue_list(zkl__op_t *o) {
  * now?  Asks the driver as if our node came after every contender. */
 static int op_peek_busy(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_peek;
+  pt_t *pt = &o->pt_peek;
   PT_BEGIN(pt);
   PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
   {
@@ -822,7 +994,7 @@ static int op_peek_busy(zkl__op_t *o) {
     if (zrc == ZNONODE) PT_RETURN(pt, 0); /* no root yet: free */
     if (zrc != ZOK) PT_RETURN(pt, map_zrc(c, zrc, "list"));
     int rc = busy_in(c, &kids);
-    deallocate_String_vector(&kids);
+    zkl__zk_children_free(&kids);
     PT_RETURN(pt, rc);
   }
   PT_END(pt);
@@ -832,7 +1004,7 @@ static int op_peek_busy(zkl__op_t *o) {
 /* Is our node still there?  1 yes, 0 no, or a negative code. */
 static int op_self_present(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_self;
+  pt_t *pt = &o->pt_self;
   PT_BEGIN(pt);
   for (;;) {
     PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, c->node, 0));
@@ -854,17 +1026,17 @@ static int op_self_present(zkl__op_t *o) {
   return 0;
 }
 
-/* arm_watch() as a step (o->st: the target's stat). */
+/* arm_watch() as a step. */
 static int op_arm_watch(zkl__op_t *o, const char *target) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_arm;
+  pt_t *pt = &o->pt_arm;
   PT_BEGIN(pt);
   PT_REQUEST(o, pt, o->k, zkl__zk_get_send(c->s, target, 1));
-  o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, &o->st);
+  o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, NULL);
   o->k = NULL;
   if (o->wzrc == ZNOAUTH) {
     PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, target, 1));
-    o->wzrc = zkl__zk_exists_wait(o->k, c->dl, &o->st);
+    o->wzrc = zkl__zk_exists_wait(o->k, c->dl, NULL);
     o->k = NULL;
     if (o->wzrc == ZNONODE) drop_watch(c, target);
   }
@@ -883,7 +1055,7 @@ static int op_arm_watch(zkl__op_t *o, const char *target) {
 static int op_watch_and_wait(zkl__op_t *o, const char *target) {
   zkl__contender_t *c = o->c;
   zkl_session_t *s = c->s;
-  int *pt = &o->pt_watch;
+  pt_t *pt = &o->pt_watch;
   PT_BEGIN(pt);
   o->self = -1;
   /* no request into a dead connection */
@@ -953,7 +1125,7 @@ static int op_watch_and_wait(zkl__op_t *o, const char *target) {
 static int op_wait_turn(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
   queue_t *q = &o->q;
-  int *pt = &o->pt_turn;
+  pt_t *pt = &o->pt_turn;
   PT_BEGIN(pt);
   o->target = NULL;
   o->turn_rc = 0;
@@ -1035,7 +1207,7 @@ static int op_wait_turn(zkl__op_t *o) {
  * the node (again: a late first delete only makes its one a no-op). */
 static int op_abandon(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_abandon;
+  pt_t *pt = &o->pt_abandon;
   PT_BEGIN(pt);
   if (c->node == NULL) PT_RETURN(pt, 0);
   if (zkl__session_health(c->s) == ZKL_ESUSPENDED) {
@@ -1068,7 +1240,7 @@ static int op_abandon(zkl__op_t *o) {
  * ZKL_ETIMEDOUT, ZKL_ESUSPENDED (a trylock) or ZKL_ECANCELED. */
 static int op_confirm_grant(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_confirm;
+  pt_t *pt = &o->pt_confirm;
   PT_BEGIN(pt);
   for (;;) {
     if (o->deadline != ZKL__TRY && zkl__now_ns() >= o->deadline)
@@ -1092,7 +1264,7 @@ static int op_confirm_grant(zkl__op_t *o) {
 
 static int op_acquire(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_main;
+  pt_t *pt = &o->pt_main;
   PT_BEGIN(pt);
   /* every request waits for its answer until the caller's deadline; a
    * trylock's until the client itself gives up */
@@ -1148,7 +1320,7 @@ static int op_acquire(zkl__op_t *o) {
 
 static int op_release(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
-  int *pt = &o->pt_main;
+  pt_t *pt = &o->pt_main;
   PT_BEGIN(pt);
   if (c->node == NULL) PT_RETURN(pt, ZKL_ELOST);
   if (o->what == OP_RELEASE) {
@@ -1182,12 +1354,13 @@ static int op_release(zkl__op_t *o) {
 /* ---- running operations ------------------------------------------------------- */
 
 static void op_free(zkl__op_t *o) {
+  listing_leave(o);
   queue_free(&o->q);
   free(o->want_path);
   free(o->root_path);
   free(o->found_path);
   free(o->target);
-  deallocate_String_vector(&o->kids);
+  zkl__zk_children_free(&o->kids);
   free(o->detail);
   free(o);
 }
@@ -1404,13 +1577,13 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
         head = n;
     }
     if (head.name == NULL) {
-      deallocate_String_vector(&kids);
+      zkl__zk_children_free(&kids);
       return ZKL_ENOENT;
     }
     size_t plen = c->root_len + strlen(head.name) + 2;
     char *path = malloc(plen), *buf = NULL;
     if (path != NULL) snprintf(path, plen, "%s/%s", c->root, head.name);
-    deallocate_String_vector(&kids);
+    zkl__zk_children_free(&kids);
     int blen = 0;
     struct Stat st;
     if (path == NULL) return ZKL_ENOMEM;

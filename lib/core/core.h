@@ -146,7 +146,8 @@ typedef struct zkl__job {
 } zkl__job_t;
 typedef struct zkl__engine zkl__engine_t;
 zkl__engine_t *zkl__engine_new(void); /* NULL: no memory or no thread */
-/* Stops the thread (jobs left are not run) and frees the engine. */
+/* Stops the thread (the jobs queued run first; timers do not fire) and
+ * frees the engine. */
 void zkl__engine_free(zkl__engine_t *e);
 /* Queues j to run (once, however often it is posted before it runs). */
 void zkl__engine_post(zkl__engine_t *e, zkl__job_t *j);
@@ -337,6 +338,9 @@ zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch);
 int zkl__zk_children_wait(zkl__zcall_t *k, int64_t deadline,
                           struct String_vector *out);
+/* Frees a listing the two calls above returned (not with ZooKeeper's
+ * deallocate_String_vector: the names share one block). */
+void zkl__zk_children_free(struct String_vector *v);
 /* A holder's release, one multi: setData(node, empty) and then
  * delete(node), atomically; the node's watcher hears NodeDataChanged. */
 int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node);

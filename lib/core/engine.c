@@ -129,7 +129,9 @@ void zkl__engine_forget(zkl__engine_t *e, zkl__job_t *j) {
 static void *engine_main(void *arg) {
   zkl__engine_t *e = arg;
   pthread_mutex_lock(&e->mu);
-  while (!e->stopping) {
+  /* stopping: what is queued still runs (a request's record that the
+   * session's close answered, say), timers do not */
+  while (!e->stopping || e->head != NULL) {
     zkl__job_t *j = e->head;
     if (j != NULL) {
       runq_remove(e, j);

@@ -60,7 +60,7 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
       zrc = delete_one(s, path);
       free(path);
     }
-    deallocate_String_vector(&kids);
+    zkl__zk_children_free(&kids);
   }
   if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) return ZKL_EAGAIN;
   return zrc;

@@ -36,7 +36,7 @@ struct zcall {
 };
 
 static void zcall_free(struct zcall *k) {
-  deallocate_String_vector(&k->kids);
+  zkl__zk_children_free(&k->kids);
   free(k->value);
   pthread_cond_destroy(&k->cv);
   pthread_mutex_destroy(&k->mu);
@@ -199,19 +199,38 @@ static void create_done(int rc, const char *path, const struct Stat *st,
   zcall_complete(k, rc, rc == ZOK ? st : NULL);
 }
 
+/* A listing is copied into ONE block (the pointers, then the names): a
+ * waiter's listing of thousands of names is one allocation, not
+ * thousands, so that it leaves no trail of small holes in the heap once
+ * freed (zkl__zk_children_free). */
 static void children_done(int rc, const struct String_vector *v,
                           const void *data) {
   struct zcall *k = (struct zcall *)data;
   if (rc == ZOK && v != NULL && v->count > 0) {
-    k->kids.data = calloc((size_t)v->count, sizeof *k->kids.data);
-    for (int i = 0; k->kids.data != NULL && i < v->count; i++) {
-      k->kids.data[i] = strdup(v->data[i]);
-      if (k->kids.data[i] == NULL) break;
-      k->kids.count = i + 1;
+    size_t names = 0, n = (size_t)v->count;
+    for (size_t i = 0; i < n; i++) names += strlen(v->data[i]) + 1;
+    char **block = malloc(n * sizeof *block + names);
+    if (block == NULL) {
+      rc = ZSYSTEMERROR;
+    } else {
+      char *at = (char *)(block + n);
+      for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(v->data[i]) + 1;
+        memcpy(at, v->data[i], len);
+        block[i] = at;
+        at += len;
+      }
+      k->kids.data = block;
+      k->kids.count = v->count;
     }
-    if (k->kids.count != v->count) rc = ZSYSTEMERROR;
   }
   zcall_complete(k, rc, NULL);
+}
+
+void zkl__zk_children_free(struct String_vector *v) {
+  free(v->data);
+  v->data = NULL;
+  v->count = 0;
 }
 
 /* ---- requests ------------------------------------------------------------ */
