@@ -70,6 +70,12 @@ void samples_mt_init(samples_mt_t *m);
 void samples_mt_add(samples_mt_t *m, double x);
 void samples_mt_fini(samples_mt_t *m);
 
+/* Resident memory of this process after handing the allocator's free
+ * pages back, and the heap in use (every arena; 0 under valgrind):
+ * sc-queue.c. */
+double bench_rss_bytes(void);
+double bench_heap_bytes(void);
+
 /* ---- results and targets (stats.c) ---------------------------------------- */
 
 /* One measured figure: `median` holds the value for single figures (a

@@ -11,7 +11,6 @@
  * fast the loop drains them (each completion releases at once, which
  * grants the next). */
 #include <dirent.h>
-#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -38,21 +37,6 @@ static int threads_now(void) {
     if (e->d_name[0] != '.') n++;
   closedir(d);
   return n;
-}
-
-static double rss_now(void) {
-  malloc_trim(0); /* transient listings handed back: what is kept counts */
-  long pages = 0, resident = 0;
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (f == NULL) return NAN;
-  int ok = fscanf(f, "%ld %ld", &pages, &resident) == 2;
-  fclose(f);
-  return ok ? (double)resident * (double)sysconf(_SC_PAGESIZE) : NAN;
-}
-
-static double heap_now(void) {
-  struct mallinfo2 mi = mallinfo2(); /* every arena; 0 under valgrind */
-  return (double)mi.uordblks + (double)mi.hblkhd;
 }
 
 static void on_released(void *obj, int rc, uint64_t token, void *arg) {
@@ -117,10 +101,12 @@ void sc_pending_async(const bench_opts_t *o) {
    * objects first (what a daemon with that many locks keeps anyway), then
    * the acquisitions (what waiting for them adds) */
   int threads0 = threads_now();
-  double rss0 = rss_now(), heap0 = heap_now();
+  srv_counters_t w0;
+  if (srv_sample(o->hosts, &w0) != 0) w0.watches = 0;
+  double rss0 = bench_rss_bytes(), heap0 = bench_heap_bytes();
   for (; made < pd.p; made++)
     if (zkl_mutex_create(&pd.m[made], pd.s, path, NULL) != 0) break;
-  double rss_obj = rss_now(), heap_obj = heap_now();
+  double rss_obj = bench_rss_bytes(), heap_obj = bench_heap_bytes();
   int started = 0;
   for (; started < made; started++)
     if (zkl_mutex_lock_async(pd.m[started], -1, on_granted, &pd) != 0) break;
@@ -135,10 +121,28 @@ void sc_pending_async(const bench_opts_t *o) {
          bench_now_ns() < deadline)
     bench_sleep_ms(50);
   int queued = bench_children(bench_admin, path) == pd.p + 1;
-  bench_sleep_ms(300); /* the last watches set */
+  /* ... and waiting: a watch each on the server (on the node ahead), the
+   * count settled (the last acquisitions are still reading their listing
+   * and arming their watches when the last node appears) */
+  int64_t since = 0;
+  double last = -1;
+  for (;;) {
+    srv_counters_t c;
+    int64_t now = bench_now_ns();
+    if (now > deadline) break;
+    if (srv_sample(o->hosts, &c) == 0 && c.watches >= w0.watches + pd.p) {
+      if (c.watches != last) {
+        last = c.watches;
+        since = now;
+      } else if (now - since >= 500 * 1000000LL) {
+        break;
+      }
+    }
+    bench_sleep_ms(50);
+  }
   zkl_session_dispatch(pd.s);
   int threads1 = threads_now();
-  double rss1 = rss_now(), heap1 = heap_now();
+  double rss1 = bench_rss_bytes(), heap1 = bench_heap_bytes();
   if (!queued || pd.granted > 0)
     bench_fail("S8: %d of %d queued, %d granted before the release",
                bench_children(bench_admin, path) - 1, pd.p, pd.granted);

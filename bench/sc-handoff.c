@@ -68,6 +68,26 @@ static int do_unlock(contender_t *c) {
                                : zkl_rwlock_unlock(c->rw);
 }
 
+/* A grant just came (now): checks that nobody else holds, records the
+ * handoff latency and counts it.  Whether the run was stopping. */
+static int count_grant(contender_t *c) {
+  runner_t *r = c->r;
+  int64_t t_acq = bench_now_ns();
+  int stopped = atomic_load(&r->stop);
+  if (is_exclusive(r)) {
+    if (atomic_fetch_add(&r->holders, 1) != 0)
+      atomic_fetch_add(&r->violations, 1);
+    int64_t prev = atomic_load(&r->last_release);
+    if (!stopped && prev != 0)
+      samples_mt_add(&r->lat, (double)(t_acq - prev) / 1e3);
+    atomic_fetch_sub(&r->holders, 1);
+    atomic_store(&r->last_release, bench_now_ns());
+  }
+  if (!stopped) c->counted++;
+  c->total++;
+  return stopped;
+}
+
 static void *contender_main(void *arg) {
   contender_t *c = arg;
   runner_t *r = c->r;
@@ -80,19 +100,7 @@ static void *contender_main(void *arg) {
                  r->impl != IMPL_FLOOR ? zkl_last_error() : zerror(rc));
       break;
     }
-    int64_t t_acq = bench_now_ns();
-    int stopped = atomic_load(&r->stop);
-    if (is_exclusive(r)) {
-      if (atomic_fetch_add(&r->holders, 1) != 0)
-        atomic_fetch_add(&r->violations, 1);
-      int64_t prev = atomic_load(&r->last_release);
-      if (!stopped && prev != 0)
-        samples_mt_add(&r->lat, (double)(t_acq - prev) / 1e3);
-      atomic_fetch_sub(&r->holders, 1);
-      atomic_store(&r->last_release, bench_now_ns());
-    }
-    if (!stopped) c->counted++;
-    c->total++;
+    int stopped = count_grant(c);
     rc = do_unlock(c);
     if (rc != 0)
       bench_fail("contender: unlock: %d %s", rc,
@@ -126,23 +134,12 @@ static void loop_unlocked(void *obj, int rc, uint64_t token, void *arg) {
 static void loop_locked(void *obj, int rc, uint64_t token, void *arg) {
   (void)token;
   contender_t *c = arg;
-  runner_t *r = c->r;
   if (rc != 0) {
     bench_fail("contender: lock_async: %d %s", rc, zkl_last_error());
     c->idle = 1;
     return;
   }
-  int64_t t_acq = bench_now_ns();
-  int stopped = atomic_load(&r->stop);
-  if (atomic_fetch_add(&r->holders, 1) != 0)
-    atomic_fetch_add(&r->violations, 1);
-  int64_t prev = atomic_load(&r->last_release);
-  if (!stopped && prev != 0)
-    samples_mt_add(&r->lat, (double)(t_acq - prev) / 1e3);
-  atomic_fetch_sub(&r->holders, 1);
-  atomic_store(&r->last_release, bench_now_ns());
-  if (!stopped) c->counted++;
-  c->total++;
+  count_grant(c);
   if (zkl_mutex_unlock_async(obj, loop_unlocked, c) != 0) {
     bench_fail("contender: unlock_async: %s", zkl_last_error());
     c->idle = 1;

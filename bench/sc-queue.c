@@ -187,7 +187,7 @@ typedef struct mem_probe {
 /* Resident memory, after handing the allocator's free pages back (the
  * first listing of each waiter is transient: what is measured is what the
  * waiting objects keep). */
-static double rss_bytes(void) {
+double bench_rss_bytes(void) {
   malloc_trim(0);
   long pages = 0, resident = 0;
   FILE *f = fopen("/proc/self/statm", "r");
@@ -197,7 +197,7 @@ static double rss_bytes(void) {
   return ok ? (double)resident * (double)sysconf(_SC_PAGESIZE) : NAN;
 }
 
-static double heap_bytes(void) {
+double bench_heap_bytes(void) {
   struct mallinfo2 mi = mallinfo2(); /* every arena */
   return (double)mi.uordblks + (double)mi.hblkhd;
 }
@@ -274,16 +274,16 @@ static int drain_run(drain_t *d, const char *hosts, int per_session,
   }
   gate_wait_arrived(d, spawned);
   if (mem != NULL) {
-    mem->rss0 = rss_bytes();
-    mem->heap0 = heap_bytes();
+    mem->rss0 = bench_rss_bytes();
+    mem->heap0 = bench_heap_bytes();
   }
   gate_open(d);
   int queued = wait_queued(d, hosts, before.watches + spawned,
                            30000 + 30 * d->q) == 0;
   if (!queued) bench_fail("queue: %d waiters did not all queue", spawned);
   if (mem != NULL) {
-    mem->rss1 = rss_bytes();
-    mem->heap1 = heap_bytes();
+    mem->rss1 = bench_rss_bytes();
+    mem->heap1 = bench_heap_bytes();
   }
   int counted = srv_sample(hosts, &a) == 0;
   atomic_store(&d->last_release, bench_now_ns());
@@ -359,7 +359,7 @@ void sc_memory(const bench_opts_t *o) {
   d.warm = 1;
   /* The probe reads stack below the stack pointer, which valgrind reports;
    * its allocator, which mallinfo2 does not see, gives it away. */
-  d.probe = heap_bytes() > 0;
+  d.probe = bench_heap_bytes() > 0;
   mem_probe_t mem = {NAN, NAN, NAN, NAN};
   srv_counters_t delta;
   char kase[24];

@@ -430,7 +430,6 @@ struct zkl__op {
   int ki;
   struct String_vector kids;
   /* wait_turn, watch_and_wait */
-  char *target;
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
   unsigned w_epoch;
@@ -1026,11 +1025,31 @@ static int op_self_present(zkl__op_t *o) {
   return 0;
 }
 
-/* arm_watch() as a step. */
-static int op_arm_watch(zkl__op_t *o, const char *target) {
+/* root/name into buf: the path, or NULL if it does not fit. */
+static const char *child_path(const zkl__contender_t *c, const char *name,
+                              char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s/%s", c->root, name);
+  return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
+#define CHILD_PATH_MAX 2048
+
+static void drop_child_watch(zkl__contender_t *c, const char *name) {
+  char buf[CHILD_PATH_MAX];
+  const char *path = child_path(c, name, buf, sizeof buf);
+  if (path != NULL) drop_watch(c, path);
+}
+
+/* arm_watch() as a step, on the node `name` under the root. */
+static int op_arm_watch(zkl__op_t *o, const char *name) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_arm;
+  char buf[CHILD_PATH_MAX];
+  const char *target = child_path(c, name, buf, sizeof buf);
   PT_BEGIN(pt);
+  if (target == NULL)
+    PT_RETURN(pt, zkl__fail(ZKL_EINVAL, "%s/%s: the path is too long",
+                            c->root, name));
   PT_REQUEST(o, pt, o->k, zkl__zk_get_send(c->s, target, 1));
   o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, NULL);
   o->k = NULL;
@@ -1046,13 +1065,14 @@ static int op_arm_watch(zkl__op_t *o, const char *target) {
   return 0;
 }
 
-/* Arms a data watch on `target` and waits.  0 with o->left telling what
+/* Arms a data watch on the node `name` under the root and waits.  0 with
+ * o->left telling what
  * became of the target (STILL_THERE, GONE, RELEASED: its data changed,
  * which only the caller can tell to be a release), or a negative code.
  * Our own node is watched too, in the same round trip: should it go while
  * we wait, we wake; o->self says what is known of it on return (1 there
  * all along, 0 gone, -1 not known), so that a wake-up needs no look at it. */
-static int op_watch_and_wait(zkl__op_t *o, const char *target) {
+static int op_watch_and_wait(zkl__op_t *o, const char *name) {
   zkl__contender_t *c = o->c;
   zkl_session_t *s = c->s;
   pt_t *pt = &o->pt_watch;
@@ -1062,14 +1082,14 @@ static int op_watch_and_wait(zkl__op_t *o, const char *target) {
   PT_CALL(pt, o->watch_rc, op_await_connected(o, o->deadline, op_cancel(o)));
   if (o->watch_rc != 0) PT_RETURN(pt, o->watch_rc);
   zkl__session_lock(s);
-  zkl__waiter_register(s, &c->w, target);
-  c->w.self_path = c->node;
+  zkl__waiter_register_child(s, &c->w, c->root, name);
+  zkl__waiter_watch_self(s, &c->w, c->node);
   o->w_epoch = zkl__session_epoch(s);
   zkl__session_unlock(s);
 
   o->k2 = zkl__zk_exists_send(s, c->node, 1);
   zkl__zcall_notify(o->k2, op_post, o);
-  PT_CALL(pt, o->wzrc, op_arm_watch(o, target));
+  PT_CALL(pt, o->wzrc, op_arm_watch(o, name));
   PT_AWAIT(o, pt, zkl__zcall_ready(o->k2) || zkl__now_ns() >= c->dl, c->dl);
   {
     struct Stat own;
@@ -1097,13 +1117,13 @@ static int op_watch_and_wait(zkl__op_t *o, const char *target) {
             : o->wsrc == ZOK && !o->self_fired ? 1
                                                 : -1;
   if (o->self == 0) { /* our node is gone: no use watching for our turn */
-    if (o->wzrc == ZOK) drop_watch(c, target);
+    if (o->wzrc == ZOK) drop_child_watch(c, name);
     PT_RETURN(pt, 0);
   }
   if (o->wzrc != ZOK && o->wzrc != ZNONODE && !retryable(o->wzrc))
     PT_RETURN(pt, map_zrc(c, o->wzrc, "watch"));
   if (o->why == WOKE_CANCEL || o->why == WOKE_TIMEOUT) {
-    drop_watch(c, target); /* not our own node's: it goes with the node */
+    drop_child_watch(c, name); /* not our own node's: it goes with the node */
     PT_RETURN(pt, o->why == WOKE_CANCEL ? ZKL_ECANCELED : ZKL_ETIMEDOUT);
   }
   if (o->left == STILL_THERE && (o->wzrc != ZOK || o->why == WOKE_SESSION)) {
@@ -1112,7 +1132,7 @@ static int op_watch_and_wait(zkl__op_t *o, const char *target) {
     PT_CALL(pt, o->watch_rc,
             op_await_connected(o, o->deadline, op_cancel(o)));
     if (o->watch_rc == ZKL_ETIMEDOUT || o->watch_rc == ZKL_ECANCELED)
-      drop_watch(c, target);
+      drop_child_watch(c, name);
     PT_RETURN(pt, o->watch_rc);
   }
   PT_RETURN(pt, 0);
@@ -1127,7 +1147,6 @@ static int op_wait_turn(zkl__op_t *o) {
   queue_t *q = &o->q;
   pt_t *pt = &o->pt_turn;
   PT_BEGIN(pt);
-  o->target = NULL;
   o->turn_rc = 0;
   o->self = 1; /* our node: 1 known there since the last wait, -1 not
                   known (0: gone) */
@@ -1158,15 +1177,10 @@ static int op_wait_turn(zkl__op_t *o) {
       o->turn_rc = zkl__fail(ZKL_EBUSY, "%s is held", c->root);
       break;
     }
-    size_t len = c->root_len + 1 + strlen(q->lower[o->idx].name) + 1;
-    free(o->target);
-    if ((o->target = malloc(len)) == NULL) {
-      o->turn_rc = ZKL_ENOMEM;
-      break;
-    }
-    snprintf(o->target, len, "%s/%s", c->root, q->lower[o->idx].name);
     o->left = STILL_THERE;
-    PT_CALL(pt, o->turn_rc, op_watch_and_wait(o, o->target));
+    /* the name stays in the queue (and valid) until the wait is over */
+    PT_CALL(pt, o->turn_rc,
+            op_watch_and_wait(o, q->lower[o->idx].name));
     if (o->turn_rc != 0) break;
     if (o->self == 0) {
       o->turn_rc = VANISHED;
@@ -1187,8 +1201,6 @@ static int op_wait_turn(zkl__op_t *o) {
       queue_drop(q, (size_t)o->idx, 1);
     }
   }
-  free(o->target);
-  o->target = NULL;
   PT_RETURN(pt, o->turn_rc);
   PT_END(pt);
   return 0;
@@ -1359,7 +1371,6 @@ static void op_free(zkl__op_t *o) {
   free(o->want_path);
   free(o->root_path);
   free(o->found_path);
-  free(o->target);
   zkl__zk_children_free(&o->kids);
   free(o->detail);
   free(o);

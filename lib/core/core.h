@@ -193,8 +193,11 @@ void zkl__dispatch_orphan(zkl__dispatch_t *d, const void *owner);
 typedef struct zkl__waiter {
   struct zkl__waiter *prev, *next;
   pthread_cond_t cv;          /* paired with the session's mutex          */
-  const char *watch_path;     /* node watched now, or NULL                */
-  int fired;                  /* event on watch_path since armed          */
+  const char *watch_path;     /* node watched now, or NULL; with
+                                 watch_name, the parent of that node      */
+  const char *watch_name;     /* NULL, or the watched node's name under
+                                 watch_path (no joined copy is kept)      */
+  int fired;                  /* event on the watched node since armed    */
   const char *self_path;      /* our own node, watched too, or NULL       */
   int self_fired;             /* event on self_path since armed: our node
                                  may be gone (it wakes the waiter too)    */
@@ -204,6 +207,11 @@ typedef struct zkl__waiter {
    * to the engine) instead of the condition variable; NULL: a thread
    * waits on cv.  Called with the session locked. */
   void (*wake)(struct zkl__waiter *w);
+  /* the session's path tables (session.c): a watch event finds the
+   * waiters of its path without looking at the others */
+  struct zkl__waiter *watch_hnext, *self_hnext;
+  size_t watch_hash, self_hash;
+  int in_watch_table, in_self_table;
 } zkl__waiter_t;
 
 int zkl__waiter_init(zkl__waiter_t *w);
@@ -236,6 +244,14 @@ void zkl__session_unlock(zkl_session_t *s);
 /* With the session locked: add/remove w, point its watch at path. */
 void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
                           const char *path);
+/* The same for the node `name` under `parent` (both must stay valid
+ * while registered). */
+void zkl__waiter_register_child(zkl_session_t *s, zkl__waiter_t *w,
+                                const char *parent, const char *name);
+/* With the session locked, w registered: also wake w for events on
+ * `path` (our own node: self_fired). */
+void zkl__waiter_watch_self(zkl_session_t *s, zkl__waiter_t *w,
+                            const char *path);
 void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w);
 unsigned zkl__session_epoch(zkl_session_t *s); /* with the session locked */
 int zkl__health_locked(zkl_session_t *s);        /* with the session locked */

@@ -40,6 +40,11 @@ struct zkl_session {
   char *auth;               /* digest credentials, re-added on renewal   */
   int quiet_log;            /* pass log_discard to the client            */
   zkl__waiter_t *waiters;   /* threads blocked in the contention core   */
+  /* the same waiters by the path they watch, and by their own node's:
+   * hash tables with chains through the waiters (watch_hnext, self_hnext) */
+  zkl__waiter_t **watch_tab, **self_tab;
+  size_t tab_size;          /* buckets in each (a power of two, or 0)    */
+  size_t tab_count;         /* entries in both                          */
   int refs;                 /* live recipe objects                      */
   int close_pending;        /* zkl_session_close() waits for refs == 0  */
   struct ACL_vector acl;    /* owned copy, for every node we create     */
@@ -142,6 +147,144 @@ static void waiter_wake(zkl__waiter_t *w) {
   else pthread_cond_signal(&w->cv);
 }
 
+/* ---- the path tables: waiters by the path they watch ---------------------- */
+
+/* FNV-1a over the bytes of a, then of b (NULL: none) */
+static size_t path_hash(const char *a, const char *b) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *a != '\0'; a++) h = (h ^ (unsigned char)*a) * 1099511628211ULL;
+  if (b != NULL) {
+    h = (h ^ (unsigned char)'/') * 1099511628211ULL;
+    for (; *b != '\0'; b++) h = (h ^ (unsigned char)*b) * 1099511628211ULL;
+  }
+  return (size_t)h;
+}
+
+/* Is `path` the node w watches? */
+static int watches(const zkl__waiter_t *w, const char *path) {
+  if (w->watch_name == NULL) return strcmp(w->watch_path, path) == 0;
+  size_t n = strlen(w->watch_path);
+  return strncmp(w->watch_path, path, n) == 0 && path[n] == '/' &&
+         strcmp(path + n + 1, w->watch_name) == 0;
+}
+
+static zkl__waiter_t **bucket(zkl__waiter_t **tab, size_t size, size_t h) {
+  return &tab[h & (size - 1)];
+}
+
+/* Doubles the tables (both: one size) when they fill; without memory
+ * the chains just grow. */
+static void tables_grow(zkl_session_t *s) {
+  if (s->tab_count < s->tab_size) return;
+  size_t size = s->tab_size ? s->tab_size * 2 : 64;
+  zkl__waiter_t **wt = calloc(size, sizeof *wt), **st = calloc(size, sizeof *st);
+  if (wt == NULL || st == NULL) {
+    free(wt);
+    free(st);
+    return;
+  }
+  for (size_t i = 0; i < s->tab_size; i++) {
+    for (zkl__waiter_t *w = s->watch_tab[i], *next; w != NULL; w = next) {
+      next = w->watch_hnext;
+      zkl__waiter_t **b = bucket(wt, size, w->watch_hash);
+      w->watch_hnext = *b;
+      *b = w;
+    }
+    for (zkl__waiter_t *w = s->self_tab[i], *next; w != NULL; w = next) {
+      next = w->self_hnext;
+      zkl__waiter_t **b = bucket(st, size, w->self_hash);
+      w->self_hnext = *b;
+      *b = w;
+    }
+  }
+  free(s->watch_tab);
+  free(s->self_tab);
+  s->watch_tab = wt;
+  s->self_tab = st;
+  s->tab_size = size;
+}
+
+static void watch_unlink(zkl_session_t *s, zkl__waiter_t *w) {
+  if (!w->in_watch_table) return;
+  for (zkl__waiter_t **p = bucket(s->watch_tab, s->tab_size, w->watch_hash);
+       *p != NULL; p = &(*p)->watch_hnext)
+    if (*p == w) {
+      *p = w->watch_hnext;
+      break;
+    }
+  w->in_watch_table = 0;
+  s->tab_count--;
+}
+
+static void self_unlink(zkl_session_t *s, zkl__waiter_t *w) {
+  if (!w->in_self_table) return;
+  for (zkl__waiter_t **p = bucket(s->self_tab, s->tab_size, w->self_hash);
+       *p != NULL; p = &(*p)->self_hnext)
+    if (*p == w) {
+      *p = w->self_hnext;
+      break;
+    }
+  w->in_self_table = 0;
+  s->tab_count--;
+}
+
+static void watch_link(zkl_session_t *s, zkl__waiter_t *w) {
+  tables_grow(s);
+  if (s->tab_size == 0) return; /* no memory yet: found by the scan */
+  w->watch_hash = path_hash(w->watch_path, w->watch_name);
+  zkl__waiter_t **b = bucket(s->watch_tab, s->tab_size, w->watch_hash);
+  w->watch_hnext = *b;
+  *b = w;
+  w->in_watch_table = 1;
+  s->tab_count++;
+}
+
+static void self_link(zkl_session_t *s, zkl__waiter_t *w) {
+  tables_grow(s);
+  if (s->tab_size == 0) return;
+  w->self_hash = path_hash(w->self_path, NULL);
+  zkl__waiter_t **b = bucket(s->self_tab, s->tab_size, w->self_hash);
+  w->self_hnext = *b;
+  *b = w;
+  w->in_self_table = 1;
+  s->tab_count++;
+}
+
+/* With s->mu held: an event on `path` (type; ZOO_NOTWATCHING_EVENT for a
+ * watch withdrawn) wakes the waiters watching it or whose node it is.
+ * Until the tables exist (no memory for them yet), a scan finds them. */
+static void fire_path(zkl_session_t *s, const char *path, int type) {
+  size_t h = path_hash(path, NULL);
+  if (s->tab_size > 0) {
+    for (zkl__waiter_t *w = *bucket(s->watch_tab, s->tab_size, h); w != NULL;
+         w = w->watch_hnext)
+      if (w->watch_hash == h && watches(w, path)) {
+        w->fired = 1;
+        w->fired_type = type;
+        waiter_wake(w);
+      }
+    for (zkl__waiter_t *w = *bucket(s->self_tab, s->tab_size, h); w != NULL;
+         w = w->self_hnext)
+      if (w->self_hash == h && strcmp(w->self_path, path) == 0) {
+        w->self_fired = 1;
+        waiter_wake(w);
+      }
+  }
+  if (s->tab_size > 0) return; /* every waiter is in the tables */
+  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
+    if (w->watch_path != NULL && !w->in_watch_table && watches(w, path)) {
+      w->fired = 1;
+      w->fired_type = type;
+      waiter_wake(w);
+    }
+    if (w->self_path != NULL && !w->in_self_table &&
+        strcmp(w->self_path, path) == 0) {
+      w->self_fired = 1;
+      waiter_wake(w);
+    }
+  }
+}
+
 /* Queues a state change for the on_state callback (with s->mu held; runs
  * on ZooKeeper's completion thread: no allocation, no I/O).  When the
  * ring is full the two oldest entries are dropped: the sequence reported
@@ -240,17 +383,7 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
     if (s->state != ZKL_SESSION_CLOSED && zh == s->zh)
       note_session_event(s, state);
   } else if (path != NULL) {
-    for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
-      if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
-        w->fired = 1;
-        w->fired_type = type;
-        waiter_wake(w);
-      }
-      if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
-        w->self_fired = 1;
-        waiter_wake(w);
-      }
-    }
+    fire_path(s, path, type);
   }
   pthread_mutex_unlock(&s->mu);
 }
@@ -565,6 +698,8 @@ static void session_free(zkl_session_t *s) {
   acl_free(&s->acl);
   free(s->hosts);
   free(s->auth);
+  free(s->watch_tab);
+  free(s->self_tab);
   pthread_rwlock_destroy(&s->zh_rw);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
@@ -892,19 +1027,40 @@ void zkl__session_unlock(zkl_session_t *s) { pthread_mutex_unlock(&s->mu); }
 unsigned zkl__session_epoch(zkl_session_t *s) { return s->epoch; }
 void zkl__waiter_kick(zkl__waiter_t *w) { waiter_wake(w); }
 
-void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
-                          const char *path) {
+static void register_as(zkl_session_t *s, zkl__waiter_t *w, const char *path,
+                        const char *name) {
   if (w->prev == NULL && s->waiters != w) {
     w->next = s->waiters;
     if (s->waiters != NULL) s->waiters->prev = w;
     s->waiters = w;
   }
+  watch_unlink(s, w);
+  self_unlink(s, w);
   w->watch_path = path;
+  w->watch_name = path != NULL ? name : NULL;
   w->fired = 0;
   w->fired_type = 0;
   w->self_path = NULL;
   w->self_fired = 0;
   w->epoch = s->epoch;
+  if (path != NULL) watch_link(s, w);
+}
+
+void zkl__waiter_register(zkl_session_t *s, zkl__waiter_t *w,
+                          const char *path) {
+  register_as(s, w, path, NULL);
+}
+
+void zkl__waiter_register_child(zkl_session_t *s, zkl__waiter_t *w,
+                                const char *parent, const char *name) {
+  register_as(s, w, parent, name);
+}
+
+void zkl__waiter_watch_self(zkl_session_t *s, zkl__waiter_t *w,
+                            const char *path) {
+  self_unlink(s, w);
+  w->self_path = path;
+  if (path != NULL) self_link(s, w);
 }
 
 void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w) {
@@ -913,20 +1069,13 @@ void zkl__waiter_unregister(zkl_session_t *s, zkl__waiter_t *w) {
   else return; /* not registered */
   if (w->next != NULL) w->next->prev = w->prev;
   w->prev = w->next = NULL;
+  watch_unlink(s, w);
+  self_unlink(s, w);
   w->watch_path = NULL;
+  w->watch_name = NULL;
   w->self_path = NULL;
 }
 
 void zkl__waiters_poke_path(zkl_session_t *s, const char *path) {
-  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
-    if (w->watch_path != NULL && strcmp(w->watch_path, path) == 0) {
-      w->fired = 1;
-      w->fired_type = ZOO_NOTWATCHING_EVENT;
-      waiter_wake(w);
-    }
-    if (w->self_path != NULL && strcmp(w->self_path, path) == 0) {
-      w->self_fired = 1;
-      waiter_wake(w);
-    }
-  }
+  fire_path(s, path, ZOO_NOTWATCHING_EVENT);
 }
