@@ -1,6 +1,7 @@
 /* tests/faults/common.c - the shared log, the checker, the recipes behind
  * one face, and the harness's verbs (see faults.h). */
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 #include "faults.h"
 
-const char *fc_kind_names[] = {"mutex", "rwlock", "election"};
+const char *fc_kind_names[] = {"mutex", "rwlock", "election", "mutex async"};
 
 /* ---- the log ------------------------------------------------------------- */
 
@@ -194,7 +195,8 @@ int fc_held_make(fc_held_t *h, zkl_session_t *s, const char *path) {
   eo.on_revoked = on_revoked;
   eo.arg = h;
   switch (h->kind) {
-    case K_MUTEX: return zkl_mutex_create(&h->m, s, path, NULL);
+    case K_MUTEX:
+    case K_ASYNC: h->s = s; return zkl_mutex_create(&h->m, s, path, NULL);
     case K_RWLOCK: return zkl_rwlock_create(&h->l, s, path, NULL);
     case K_ELECTION:
       return zkl_election_create(&h->e, s, path, id, strlen(id), &eo);
@@ -211,8 +213,30 @@ void fc_held_free(fc_held_t *h) {
   h->e = NULL;
 }
 
+static void async_done(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token;
+  fc_held_t *h = arg;
+  h->async_rc = rc;
+  h->async_done = 1;
+}
+
+/* The worker's loop: polls the session's fd and dispatches until the
+ * call's completion came (it always comes: the call's deadline, a loss,
+ * or the grant). */
+static int async_wait(fc_held_t *h) {
+  struct pollfd p = {zkl_session_fd(h->s), POLLIN, 0};
+  while (!h->async_done)
+    if (poll(&p, 1, 1000) == 1) zkl_session_dispatch(h->s);
+  return h->async_rc;
+}
+
 static int take(fc_held_t *h, int shared, int64_t t) {
   switch (h->kind) {
+    case K_ASYNC: {
+      h->async_done = 0;
+      int rc = zkl_mutex_lock_async(h->m, t, async_done, h);
+      return rc != 0 ? rc : async_wait(h);
+    }
     case K_MUTEX: return t < 0 ? zkl_mutex_lock(h->m)
                                : zkl_mutex_timedlock(h->m, t);
     case K_RWLOCK:
@@ -235,7 +259,7 @@ int fc_held_take(fc_held_t *h, int shared, int64_t timeout_ms) {
   if (rc != 0 || h->kind == K_ELECTION) return rc;
   /* the grant as it was made: the token read without any check */
   uint64_t t = 0;
-  if (h->kind == K_MUTEX) zkl_mutex_token(h->m, &t);
+  if (h->kind == K_MUTEX || h->kind == K_ASYNC) zkl_mutex_token(h->m, &t);
   else zkl_rwlock_token(h->l, &t);
   fc_add(h->log, R_ENTER, h->lane, h->who, shared, t);
   return 0;
@@ -243,7 +267,8 @@ int fc_held_take(fc_held_t *h, int shared, int64_t timeout_ms) {
 
 int fc_held_ok(fc_held_t *h) {
   switch (h->kind) {
-    case K_MUTEX: return zkl_mutex_holding(h->m) == 1;
+    case K_MUTEX:
+    case K_ASYNC: return zkl_mutex_holding(h->m) == 1;
     case K_RWLOCK: return zkl_rwlock_holding(h->l) > 0;
     case K_ELECTION: return zkl_election_is_leader(h->e) == 1;
   }
@@ -274,7 +299,10 @@ void fc_held_work(fc_held_t *h, int shared, int ms) {
 void fc_held_release(fc_held_t *h, int shared) {
   fc_add(h->log, R_EXIT, h->lane, h->who, shared, 0);
   if (h->kind == K_MUTEX) zkl_mutex_unlock(h->m);
-  else if (h->kind == K_RWLOCK) zkl_rwlock_unlock(h->l);
+  else if (h->kind == K_ASYNC) {
+    h->async_done = 0;
+    if (zkl_mutex_unlock_async(h->m, async_done, h) == 0) async_wait(h);
+  } else if (h->kind == K_RWLOCK) zkl_rwlock_unlock(h->l);
   else {
     zkl_election_resign(h->e);
     while (zkl_election_is_leader(h->e) == 1) usleep(1000);

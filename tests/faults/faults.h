@@ -66,7 +66,9 @@ int fc_entered_after(const struct fc_log *l, int lane, int who, int after);
 
 /* ---- one face for the recipes --------------------------------------------- */
 
-typedef enum { K_MUTEX, K_RWLOCK, K_ELECTION } fc_kind_t;
+/* K_ASYNC: a mutex taken and released with the async calls, the worker
+ * polling the session's fd and dispatching until the completion comes */
+typedef enum { K_MUTEX, K_RWLOCK, K_ELECTION, K_ASYNC } fc_kind_t;
 extern const char *fc_kind_names[];
 
 typedef struct fc_held {
@@ -76,6 +78,8 @@ typedef struct fc_held {
   zkl_election_t *e;
   struct fc_log *log;
   int lane, who;
+  zkl_session_t *s;        /* K_ASYNC: whose completions to dispatch */
+  int async_done, async_rc;
 } fc_held_t;
 
 /* The worker process's identity, for the session's state callback. */

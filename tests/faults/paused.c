@@ -11,7 +11,9 @@
  * holder's and its token is lower.  B must make progress again (hold on
  * its new session), a timed B whose deadline passed during the pause must
  * fail with ZKL_ETIMEDOUT, and no node may be left.  All the lanes of a
- * round run at once; ZKL_PAUSED_ROUNDS sets the rounds (default 4) and
+ * round run at once (the async lane's workers take and release with the
+ * async calls in a poll loop, so the grant's check at dispatch is tried
+ * too); ZKL_PAUSED_ROUNDS sets the rounds (default 4) and
  * ZKL_PAUSED_LANES the lanes per scenario and round (default 5). */
 #include <inttypes.h>
 #include <signal.h>
@@ -30,10 +32,13 @@
 #define TIMED_MS 1500 /* the timed victim's deadline passes in the pause */
 #define MAXLANES 64
 
-typedef enum { S_LOCK, S_TIMEDLOCK, S_WRLOCK, S_RDLOCK, S_ELECTION, S_COUNT } scen_t;
+typedef enum {
+  S_LOCK, S_TIMEDLOCK, S_WRLOCK, S_RDLOCK, S_ELECTION, S_ASYNC, S_COUNT
+} scen_t;
 static const char *scen_names[] = {"mutex lock()", "mutex timedlock()",
                                    "rwlock wrlock()", "rwlock rdlock()",
-                                   "election, 2 candidates"};
+                                   "election, 2 candidates",
+                                   "mutex lock_async()"};
 
 enum { A, B, C, ROLES };
 /* steps a worker reports */
@@ -62,7 +67,8 @@ static struct fc_log *lg;
 
 
 static fc_kind_t kind_of(scen_t s) {
-  return s == S_ELECTION ? K_ELECTION
+  return s == S_ELECTION                  ? K_ELECTION
+         : s == S_ASYNC                   ? K_ASYNC
          : s == S_WRLOCK || s == S_RDLOCK ? K_RWLOCK
                                           : K_MUTEX;
 }
