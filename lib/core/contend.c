@@ -174,6 +174,11 @@ int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
 }
 
 void zkl__contender_fini(zkl__contender_t *c) {
+  /* a wait that ended without unregistering (an observer's listing that
+   * failed): nobody may reach the waiter once it is freed */
+  zkl__session_lock(c->s);
+  zkl__waiter_unregister(c->s, &c->w);
+  zkl__session_unlock(c->s);
   zkl__waiter_fini(&c->w);
   free(c->node);
   free(c->root);
@@ -1420,13 +1425,15 @@ static int op_start(zkl__contender_t *c, int what, int64_t deadline,
   if (!busy) {
     c->op = o;
     c->w.wake = op_waiter_wake;
+    /* posted before the lock goes: once c->op is visible a cancel may post
+     * o too, and the engine may run it to its end (and free it) at once */
+    zkl__engine_post(zkl__session_engine(c->s), &o->job);
   }
   zkl__session_unlock(c->s);
   if (busy) {
     free(o);
     return zkl__fail(ZKL_EBUSY, "an operation on %s is in progress", c->root);
   }
-  zkl__engine_post(zkl__session_engine(c->s), &o->job);
   return 0;
 }
 

@@ -15,9 +15,17 @@
 
 struct zkl__dispatch {
   pthread_mutex_t mu;
+  pthread_cond_t cv;        /* a record's run ended                      */
   zkl__done_t *head, *tail;
   size_t n;
   int fd;
+  /* the records being run now, one per dispatching thread at most; an
+   * owner's destroy on another thread waits for its record to end */
+  struct running {
+    const void *owner;
+    pthread_t thread;
+    int used;
+  } running[8];
 };
 
 /* With mu held: makes the fd readable (a full counter still is). */
@@ -36,6 +44,12 @@ zkl__dispatch_t *zkl__dispatch_new(void) {
     free(d);
     return NULL;
   }
+  if (pthread_cond_init(&d->cv, NULL) != 0) {
+    pthread_mutex_destroy(&d->mu);
+    close(d->fd);
+    free(d);
+    return NULL;
+  }
   return d;
 }
 
@@ -47,6 +61,7 @@ void zkl__dispatch_free(zkl__dispatch_t *d) {
     x->run(x, 0);
   }
   close(d->fd);
+  pthread_cond_destroy(&d->cv);
   pthread_mutex_destroy(&d->mu);
   free(d);
 }
@@ -79,6 +94,7 @@ int zkl__dispatch_run(zkl__dispatch_t *d) {
   pthread_mutex_unlock(&d->mu);
   int ran = 0;
   for (; todo > 0; todo--) {
+    struct running *slot = NULL;
     pthread_mutex_lock(&d->mu);
     zkl__done_t *x = d->head;
     if (x != NULL) {
@@ -86,11 +102,26 @@ int zkl__dispatch_run(zkl__dispatch_t *d) {
       if (d->head == NULL) d->tail = NULL;
       d->n--;
       if (x->check != NULL) x->check(x);
+      for (size_t i = 0; slot == NULL && i < 8; i++)
+        if (!d->running[i].used) slot = &d->running[i];
+      if (slot != NULL && x->owner != NULL) {
+        slot->used = 1;
+        slot->owner = x->owner;
+        slot->thread = pthread_self();
+      } else {
+        slot = NULL;
+      }
     }
     pthread_mutex_unlock(&d->mu);
     if (x == NULL) break;
     x->run(x, 1);
     ran++;
+    if (slot != NULL) {
+      pthread_mutex_lock(&d->mu);
+      slot->used = 0;
+      pthread_cond_broadcast(&d->cv);
+      pthread_mutex_unlock(&d->mu);
+    }
   }
   pthread_mutex_lock(&d->mu);
   if (d->head != NULL) signal_fd(d); /* queued meanwhile behind others */
@@ -98,8 +129,20 @@ int zkl__dispatch_run(zkl__dispatch_t *d) {
   return ran;
 }
 
+/* Is a record of owner being run by another thread than the caller's? */
+static int running_elsewhere(const zkl__dispatch_t *d, const void *owner) {
+  for (size_t i = 0; i < 8; i++)
+    if (d->running[i].used && d->running[i].owner == owner &&
+        !pthread_equal(d->running[i].thread, pthread_self()))
+      return 1;
+  return 0;
+}
+
 void zkl__dispatch_orphan(zkl__dispatch_t *d, const void *owner) {
   pthread_mutex_lock(&d->mu);
+  /* a destroy on one thread while another runs one of its records: that
+   * record ends first (its callback may use the object) */
+  while (running_elsewhere(d, owner)) pthread_cond_wait(&d->cv, &d->mu);
   for (zkl__done_t *x = d->head; x != NULL; x = x->next)
     if (x->owner == owner) {
       x->owner = NULL;

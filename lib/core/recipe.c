@@ -275,10 +275,16 @@ static void arec_check(zkl__done_t *d) {
   if (h == 0) return;
   zkl__recipe_t *r = x->r;
   pthread_mutex_lock(&r->own.mu);
-  r->ops->granted(r, -1);
-  zkl__owner_free(&r->own);
+  /* Only a hold the object still has is given up here, with the object
+   * kept busy meanwhile: if the caller already released it (an async
+   * unlock accepted before this completion came), that release's
+   * operation owns the node. */
+  if (objects(r) != 0) {
+    zkl__contend_forsake(x->c);
+    r->ops->granted(r, -1);
+    zkl__owner_free(&r->own);
+  }
   pthread_mutex_unlock(&r->own.mu);
-  zkl__contend_forsake(x->c);
   x->rc = h;
   x->token = 0;
   arec_set_detail(x, h == ZKL_ELOST

@@ -199,9 +199,30 @@ static void tables_grow(zkl_session_t *s) {
   }
   free(s->watch_tab);
   free(s->self_tab);
+  int first = s->tab_size == 0;
   s->watch_tab = wt;
   s->self_tab = st;
   s->tab_size = size;
+  if (!first) return;
+  /* waiters registered while there was no memory for the tables */
+  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
+    if (w->watch_path != NULL && !w->in_watch_table) {
+      w->watch_hash = path_hash(w->watch_path, w->watch_name);
+      zkl__waiter_t **b = bucket(wt, size, w->watch_hash);
+      w->watch_hnext = *b;
+      *b = w;
+      w->in_watch_table = 1;
+      s->tab_count++;
+    }
+    if (w->self_path != NULL && !w->in_self_table) {
+      w->self_hash = path_hash(w->self_path, NULL);
+      zkl__waiter_t **b = bucket(st, size, w->self_hash);
+      w->self_hnext = *b;
+      *b = w;
+      w->in_self_table = 1;
+      s->tab_count++;
+    }
+  }
 }
 
 static void watch_unlink(zkl_session_t *s, zkl__waiter_t *w) {
@@ -229,8 +250,8 @@ static void self_unlink(zkl_session_t *s, zkl__waiter_t *w) {
 }
 
 static void watch_link(zkl_session_t *s, zkl__waiter_t *w) {
-  tables_grow(s);
-  if (s->tab_size == 0) return; /* no memory yet: found by the scan */
+  tables_grow(s); /* the first tables take every registered waiter, w too */
+  if (s->tab_size == 0 || w->in_watch_table) return; /* none yet: the scan */
   w->watch_hash = path_hash(w->watch_path, w->watch_name);
   zkl__waiter_t **b = bucket(s->watch_tab, s->tab_size, w->watch_hash);
   w->watch_hnext = *b;
@@ -241,7 +262,7 @@ static void watch_link(zkl_session_t *s, zkl__waiter_t *w) {
 
 static void self_link(zkl_session_t *s, zkl__waiter_t *w) {
   tables_grow(s);
-  if (s->tab_size == 0) return;
+  if (s->tab_size == 0 || w->in_self_table) return;
   w->self_hash = path_hash(w->self_path, NULL);
   zkl__waiter_t **b = bucket(s->self_tab, s->tab_size, w->self_hash);
   w->self_hnext = *b;
@@ -468,15 +489,9 @@ static void ignore_auth(int rc, const void *data) {
   (void)data;
 }
 
-/* Closes a retired handle once nobody is sending on it, and fails the
- * requests it still owed an answer (its completions never run now).
- * Called without s->mu. */
-static void retire(zkl_session_t *s, zhandle_t *old) {
-  pthread_rwlock_wrlock(&s->zh_rw); /* senders pinned it before the swap */
-  pthread_rwlock_unlock(&s->zh_rw);
-  /* If the old session is in fact still alive and reachable, this ends
-   * it on the server: its nodes go at once instead of lingering. */
-  zookeeper_close(old);
+/* Fails the requests a closed handle still owed an answer: its
+ * completions never run now.  Called without s->mu. */
+static void discard_owed(zkl_session_t *s, zhandle_t *old) {
   pthread_mutex_lock(&s->mu);
   zkl__inflight_t *owed = NULL;
   for (zkl__inflight_t *op = s->inflight, *next; op != NULL; op = next) {
@@ -496,6 +511,18 @@ static void retire(zkl_session_t *s, zhandle_t *old) {
     op->next = NULL;
     op->discard(op);
   }
+}
+
+/* Closes a handle once nobody is sending on it (senders pinned it before
+ * it was swapped out), and fails the requests it still owed an answer.
+ * Called without s->mu. */
+static void retire(zkl_session_t *s, zhandle_t *old) {
+  pthread_rwlock_wrlock(&s->zh_rw);
+  pthread_rwlock_unlock(&s->zh_rw);
+  /* If the old session is in fact still alive and reachable, this ends
+   * it on the server: its nodes go at once instead of lingering. */
+  zookeeper_close(old);
+  discard_owed(s, old);
 }
 
 /* With s->mu held, on the session's thread: the session is LOST; open a new
@@ -879,8 +906,11 @@ void zkl_session_close(zkl_session_t *s) {
   pthread_mutex_unlock(&s->mu);
   /* Ends the session on the server now: every ephemeral node goes at once.
    * Joins ZooKeeper's threads, so no watcher runs after this.  Unlocked,
-   * because the watcher may be waiting for s->mu. */
-  if (zh != NULL) zookeeper_close(zh);
+   * because the watcher may be waiting for s->mu; after every sender that
+   * pinned the handle before it went has let go (as retire() does), and
+   * the requests still owed an answer fail (operations of objects that
+   * outlive the close end on them). */
+  if (zh != NULL) retire(s, zh);
   pthread_mutex_lock(&s->mu);
   int defer = s->refs > 0;
   s->close_pending = defer;

@@ -110,9 +110,12 @@ static struct zcall *zcall_new(zkl_session_t *s) {
 
 /* After the send: a request that was not sent gets no completion. */
 static void zcall_sent(struct zcall *k, int zrc) {
+  /* a request that was not sent leaves the in-flight list while the
+   * handle is pinned: a retirement waiting for the pin would otherwise
+   * discard it too (a second completion) */
+  if (zrc != ZOK) zkl__inflight_remove(k->s, &k->link);
   zkl__zh_unpin(k->s);
   if (zrc == ZOK) return;
-  zkl__inflight_remove(k->s, &k->link);
   pthread_mutex_lock(&k->mu);
   k->refs--;
   zcall_done_locked(k, zrc);

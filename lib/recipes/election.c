@@ -342,6 +342,7 @@ static void *election_main(void *arg) {
   pthread_mutex_unlock(&e->mu);
   if (self) { /* destroyed from one of its callbacks: nobody joins us */
     pthread_detach(pthread_self());
+    zkl__dispatch_orphan(zkl__session_dispatch_queue(e->c.s), e);
     election_free(e);
   }
   return NULL;
