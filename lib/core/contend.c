@@ -990,11 +990,22 @@ static int op_peek_busy(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_peek;
   PT_BEGIN(pt);
-  PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
-  {
-    struct String_vector kids = {0, NULL};
-    int zrc = zkl__zk_children_wait(o->k, c->dl, &kids);
+  for (o->attempt = 0;; o->attempt++) {
+    PT_REQUEST(o, pt, o->k, zkl__zk_children_send(c->s, c->root, 0));
+    o->zrc = zkl__zk_children_wait(o->k, c->dl, &o->kids);
     o->k = NULL;
+    /* the connection dropped under the look: look once more if it is
+     * already back (a trylock does not wait for it), else "in doubt" */
+    if (!retryable(o->zrc)) break;
+    if (o->attempt > 0 || zkl__session_health(c->s) != 0)
+      PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "%s: the connection dropped "
+                              "while looking", c->root));
+  }
+  {
+    struct String_vector kids = o->kids;
+    int zrc = o->zrc;
+    o->kids.count = 0;
+    o->kids.data = NULL;
     if (zrc == ZNONODE) PT_RETURN(pt, 0); /* no root yet: free */
     if (zrc != ZOK) PT_RETURN(pt, map_zrc(c, zrc, "list"));
     int rc = busy_in(c, &kids);
