@@ -55,6 +55,12 @@ cleanup() {
     for pid in "${started[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [[ $rc -ne 0 ]]; then
         printf '%s: FAILED; files of the run kept in %s\n' "$me" "$W" >&2
+        # what a memory checker said, so that a CI log shows it
+        for f in "$W"/*.err; do
+            [[ -f $f ]] && grep -qE '^==[0-9]+==' "$f" || continue
+            printf -- '--- %s (memory checker) ---\n' "$f" >&2
+            grep -E '^==[0-9]+==' "$f" | head -n 80 >&2
+        done
     else
         rm -rf "$W"
     fi
