@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zookeeper/zookeeper.h>
 
 #include "child.h"
 #include "cli.h"
@@ -40,22 +39,22 @@ static void lock_cancel(locker_t *l) {
   else zkl_rwlock_cancel(l->rw);
 }
 
-/* ZooKeeper's completion thread: a data watch on our node fired. */
-static void node_watcher(zhandle_t *zh, int type, int state, const char *path,
-                         void *ctx) {
-  (void)zh, (void)state, (void)path, (void)ctx;
-  if (type == ZOO_DELETED_EVENT || type == ZOO_CHANGED_EVENT)
-    cli_loop_post_arg(CLI_EV_NODE, type);
+/* The hold's watch ended (on the loop): ZKL_ELOST when the hold is gone
+ * (its node deleted by someone else, or the session lost); 0 or
+ * ZKL_ECANCELED when we let go of it first. */
+static void on_gone(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token, (void)arg;
+  if (rc != 0 && rc != ZKL_ECANCELED) cli_loop_post_arg(CLI_EV_NODE, rc);
 }
 
-/* Watches our node, so that its deletion by someone else stops CMD.
- * 1 if it is already gone, else 0 (also when it cannot be told: the
- * session's state then speaks). */
-static int watch_node(zkl_session_t *s, const char *node) {
-  struct Stat st;
-  if (node[0] == '\0') return 0;
-  return zoo_wexists(zkl_session_zhandle(s), node, node_watcher, NULL, &st) ==
-         ZNONODE;
+/* Asks to be told when the hold is gone, so that its node's deletion by
+ * someone else stops CMD. */
+static void watch_hold(locker_t *l) {
+  int rc = l->m != NULL ? zkl_mutex_watch_async(l->m, on_gone, l)
+                        : zkl_rwlock_watch_async(l->rw, on_gone, l);
+  if (rc != 0)
+    fprintf(stderr, "zkl: warning: cannot watch the lock's node: %s\n",
+            zkl_strerror(rc));
 }
 
 /* The node of the hold just taken, for CMD's environment. */
@@ -71,7 +70,6 @@ static void describe_hold(locker_t *l) {
 static void on_locked(void *obj, int rc, uint64_t token, void *arg) {
   (void)obj;
   locker_t *l = arg;
-  int gone = 0;
   if (rc == 0) {
     /* the id first, then holding(): session ids only move forward, so a
      * hold still valid after the read was granted on that session */
@@ -83,11 +81,10 @@ static void on_locked(void *obj, int rc, uint64_t token, void *arg) {
       rc = ZKL_ELOST;
     } else {
       describe_hold(l);
-      gone = watch_node(l->s, l->node);
+      watch_hold(l);
     }
   }
   cli_loop_post_arg(CLI_EV_ACQUIRED, rc);
-  if (gone) cli_loop_post_arg(CLI_EV_NODE, ZOO_DELETED_EVENT);
 }
 
 static void on_unlocked(void *obj, int rc, uint64_t token, void *arg) {
@@ -243,10 +240,11 @@ static void on_event(run_t *r, const cli_event_t *ev) {
     if (ev->arg == ZKL_SESSION_LOST) lose(r, "session lost");
     else if (r->start_pending && !r->done) start_if_valid(r);
     break;
-  case CLI_EV_NODE:
-    if (!r->acquired || r->lost) break; /* after LOST the handle may change */
-    if (ev->arg == ZOO_DELETED_EVENT || watch_node(r->l->s, r->l->node))
-      lose(r, "its node was deleted"); /* a data change: watched again */
+  case CLI_EV_NODE: /* the hold is gone */
+    if (!r->acquired) break;
+    lose(r, zkl_session_state(r->l->s) == ZKL_SESSION_LOST
+                ? "session lost"
+                : "its node was deleted");
     break;
   case CLI_EV_ACQUIRED:
     on_acquired(r, ev->arg);

@@ -27,7 +27,7 @@ typedef enum cli_event_type {
   CLI_EV_STATE,      /* arg: a zkl_session_state_t                         */
   CLI_EV_ACQUIRED,   /* the lock's acquisition ended; arg: its code        */
   CLI_EV_RELEASED,   /* the lock's release ended; arg: its code            */
-  CLI_EV_NODE,       /* a watch on our node fired; arg: ZooKeeper's type   */
+  CLI_EV_NODE,       /* the hold is gone (its watch); arg: its code        */
   CLI_EV_ELECTED,    /* token: the leadership's fencing token              */
   CLI_EV_REVOKED,    /* arg: a zkl_election_reason_t                       */
   CLI_EV_LEADER      /* an observer's news: data/len the id, len -1: none  */

@@ -29,7 +29,8 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_async.3 man/zkl_session_fd.3 man/zkl_session_dispatch.3 \
 	man/zkl_mutex_lock_async.3 man/zkl_mutex_unlock_async.3 \
 	man/zkl_rwlock_rdlock_async.3 man/zkl_rwlock_wrlock_async.3 \
-	man/zkl_rwlock_unlock_async.3
+	man/zkl_rwlock_unlock_async.3 man/zkl_mutex_watch_async.3 \
+	man/zkl_rwlock_watch_async.3
 
 # Checks of the man pages, of docker-compose.yml against the test harness,
 # and of an installed tree (make install DESTDIR=... and a program built

@@ -178,6 +178,37 @@ ZKL_EXTERN int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms,
 ZKL_EXTERN int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb,
                                       void *arg);
 
+/* Asks to be told when the object's async hold (from
+ * zkl_mutex_lock_async()) is gone without the object letting go of it:
+ * its node deleted by someone else (an operator, a cleanup script), or its
+ * session lost.  cb(m, rc, token, arg) runs exactly once, later, from
+ * zkl_session_dispatch(), with the hold's token and:
+ *   ZKL_ELOST       the hold is gone: stop acting on the lock now.  The
+ *                   object still counts as holding (zkl_mutex_holding()
+ *                   says ZKL_ELOST) until zkl_mutex_unlock_async(), which
+ *                   then completes with ZKL_ELOST.
+ *   0               the object let go first: zkl_mutex_unlock_async() was
+ *                   accepted, or the grant was given up as it was
+ *                   dispatched (this completion comes before theirs).
+ *   ZKL_ECANCELED   zkl_mutex_destroy() (m must not be used: it is freed).
+ *   other <0        ZooKeeper refused to watch the node (e.g. ZNOAUTH).
+ * While the connection is down the hold is in doubt, not gone: that is the
+ * session's ZKL_SESSION_SUSPENDED (zkl_session_opts_t.on_state, through
+ * dispatch with on_state_in_dispatch).  The watch goes on meanwhile, and
+ * ends with ZKL_ELOST if the session is then lost or the node is found
+ * gone once the connection is back.  It costs one data watch on the node
+ * and no thread.  The call returns:
+ *   0           accepted: the completion will come.
+ *   ZKL_EPERM   the object holds nothing through an async call (a
+ *               thread's blocking hold is not watched).
+ *   ZKL_EBUSY   a watch of the hold is already pending.
+ *   ZKL_ECANCELED  destroy has begun.
+ *   ZKL_EINVAL  m or cb is NULL.  ZKL_ENOMEM.
+ * and then cb is never called.  Thread-safe: from any thread, including
+ * from a completion. */
+ZKL_EXTERN int zkl_mutex_watch_async(zkl_mutex_t *m, zkl_done_fn cb,
+                                     void *arg);
+
 /* Makes every lock/timedlock call blocked on m right now, and its async
  * acquisition, return ZKL_ECANCELED (calls made later are not affected).  0, or ZKL_EINVAL for
  * NULL.  Safe from any thread (e.g. a sigwait() thread), but not from a

@@ -106,6 +106,12 @@ ZKL_EXTERN int zkl_rwlock_wrlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
                                        zkl_done_fn cb, void *arg);
 ZKL_EXTERN int zkl_rwlock_unlock_async(zkl_rwlock_t *l, zkl_done_fn cb,
                                        void *arg);
+/* As zkl_mutex_watch_async(), for the object's async read or write hold:
+ * cb once its node is gone (ZKL_ELOST), the object lets go of it (0) or is
+ * destroyed (ZKL_ECANCELED); ZKL_EPERM without an async hold, ZKL_EBUSY
+ * with a watch pending. */
+ZKL_EXTERN int zkl_rwlock_watch_async(zkl_rwlock_t *l, zkl_done_fn cb,
+                                      void *arg);
 
 /* Makes the lock calls blocked on l right now (and its async acquisition)
  * return ZKL_ECANCELED.

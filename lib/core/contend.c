@@ -403,7 +403,7 @@ typedef unsigned short pt_t; /* a source line (this file is far shorter) */
              (o)->c->dl);                                             \
   } while (0)
 
-enum { OP_ACQUIRE, OP_RELEASE, OP_RELEASE_NOWAIT };
+enum { OP_ACQUIRE, OP_RELEASE, OP_RELEASE_NOWAIT, OP_HOLD };
 
 struct zkl__op {
   zkl__job_t job;           /* first: the engine's record               */
@@ -446,7 +446,8 @@ struct zkl__op {
 };
 
 static const unsigned *op_cancel(zkl__op_t *o) {
-  return o->what == OP_ACQUIRE ? &o->cancel_seen : NULL;
+  return o->what == OP_ACQUIRE || o->what == OP_HOLD ? &o->cancel_seen
+                                                      : NULL;
 }
 
 /* Posts o to its engine (a request's answer is in). */
@@ -493,6 +494,14 @@ static void op_unwait(zkl__op_t *o) {
   o->self_fired = c->w.self_fired;
   zkl__waiter_unregister(c->s, &c->w);
   zkl__session_unlock(c->s);
+}
+
+/* The session's epoch, read under its lock. */
+static unsigned epoch_now(zkl_session_t *s) {
+  zkl__session_lock(s);
+  unsigned e = zkl__session_epoch(s);
+  zkl__session_unlock(s);
+  return e;
 }
 
 /* await_connected() as a step. */
@@ -1379,6 +1388,58 @@ static int op_release(zkl__op_t *o) {
   return 0;
 }
 
+/* Watches a hold's node until the hold is gone: 1 when the node was
+ * deleted (or belongs to another session now), ZKL_ELOST when the session
+ * is lost, ZKL_ECANCELED, or ZooKeeper's refusal.  A connection that goes
+ * down is waited through: the hold is in doubt then, not gone (the
+ * session's state says so), and the node is looked at again once the
+ * connection is back (a watch set before may have missed the delete). */
+static int op_hold(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  pt_t *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  c->dl = ZKL__FOREVER;
+  for (;;) {
+    if (c->node == NULL) PT_RETURN(pt, GONE);
+    PT_CALL(pt, o->rc, op_await_connected(o, ZKL__FOREVER, op_cancel(o)));
+    if (o->rc != 0) PT_RETURN(pt, o->rc);
+    zkl__session_lock(c->s);
+    zkl__waiter_register(c->s, &c->w, c->node);
+    o->w_epoch = zkl__session_epoch(c->s);
+    zkl__session_unlock(c->s);
+    o->k = zkl__zk_exists_send(c->s, c->node, 1);
+    zkl__zcall_notify(o->k, op_post, o);
+    /* a cancel does not wait for the answer (nor a session change) */
+    PT_AWAIT(o, pt,
+             zkl__zcall_ready(o->k) || canceled(c, op_cancel(o)) ||
+                 epoch_now(c->s) != o->w_epoch,
+             ZKL__FOREVER);
+    {
+      struct Stat st;
+      o->zrc = zkl__zk_exists_wait(o->k, ZKL__TRY, &st);
+      o->k = NULL;
+      if (o->zrc == ZOK && st.ephemeralOwner != c->session_id)
+        o->zrc = ZNONODE; /* another session's node of the same name */
+    }
+    o->why = WOKE_SESSION;
+    if (o->zrc == ZOK)
+      PT_AWAIT(o, pt,
+               (o->why = op_woke(o, o->w_epoch, ZKL__FOREVER,
+                                 op_cancel(o))) != WOKE_NONE,
+               ZKL__FOREVER);
+    else op_unwait(o);
+    if (canceled(c, op_cancel(o))) PT_RETURN(pt, ZKL_ECANCELED);
+    if (o->zrc == ZNONODE) PT_RETURN(pt, GONE);
+    if (o->zrc != ZOK && o->zrc != ZKL__ZTIMEDOUT && !retryable(o->zrc))
+      PT_RETURN(pt, map_zrc(c, o->zrc, "watch"));
+    if (o->why == WOKE_FIRED && o->fired_type == ZOO_DELETED_EVENT)
+      PT_RETURN(pt, GONE);
+    /* its data changed, or the connection or session did: look again */
+  }
+  PT_END(pt);
+  return 0;
+}
+
 /* ---- running operations ------------------------------------------------------- */
 
 static void op_free(zkl__op_t *o) {
@@ -1400,7 +1461,9 @@ static void op_run(zkl__job_t *j) {
   zkl__engine_t *e = zkl__session_engine(c->s);
   zkl__clear_error(); /* the engine's thread runs everyone's steps */
   o->wake_at = ZKL__FOREVER;
-  int rc = o->what == OP_ACQUIRE ? op_acquire(o) : op_release(o);
+  int rc = o->what == OP_ACQUIRE ? op_acquire(o)
+           : o->what == OP_HOLD  ? op_hold(o)
+                                 : op_release(o);
   if (zkl_last_error()[0] != '\0') { /* this step's; the last one stands */
     free(o->detail);
     o->detail = strdup(zkl_last_error());
@@ -1458,6 +1521,11 @@ int zkl__contend_release_start(zkl__contender_t *c, int nowait,
                                zkl__op_done_fn done, void *arg) {
   return op_start(c, nowait ? OP_RELEASE_NOWAIT : OP_RELEASE, 0, 0, done,
                   arg);
+}
+
+int zkl__contend_hold_start(zkl__contender_t *c, unsigned cancel_seen,
+                            zkl__op_done_fn done, void *arg) {
+  return op_start(c, OP_HOLD, ZKL__FOREVER, cancel_seen, done, arg);
 }
 
 /* ---- the blocking forms: an operation and a wait for its end ------------------ */

@@ -92,6 +92,13 @@ int zkl__contend_acquire_start(zkl__contender_t *c, int64_t deadline,
 /* Starts zkl__contend_release() (nowait: zkl__contend_release_nowait()). */
 int zkl__contend_release_start(zkl__contender_t *c, int nowait,
                                zkl__op_done_fn done, void *arg);
+/* Watches the hold c has (c->node, made on c->session_id; c is only
+ * read, its node never deleted) until it is gone: done() gets 1 (GONE: the
+ * node was deleted, or is another session's), ZKL_ELOST (the session),
+ * ZKL_ECANCELED (a cancel newer than cancel_seen), or ZooKeeper's code.
+ * A connection that is down is waited through. */
+int zkl__contend_hold_start(zkl__contender_t *c, unsigned cancel_seen,
+                            zkl__op_done_fn done, void *arg);
 /* The blocking forms below start the operation and wait for its end. */
 
 /* Creates our node and waits until granted, the absolute monotonic
@@ -195,6 +202,14 @@ typedef struct zkl__recipe {
   const char *root;  /* the path (a contender's copy), for messages */
   zkl_session_t *s;
   int async_mode;    /* the mode of the object's async hold (own.async) */
+  /* The watch of the async hold (zkl__recipe_watch_async), all under
+   * own.mu: a contender that shadows the backing one (same node and
+   * session) to watch the node without touching the hold, made at the
+   * first watch; its cancel generation; the pending watch's record. */
+  zkl__contender_t *hold_c;
+  atomic_uint hold_cancel;
+  void *watch;
+  int hold_gone;     /* the async hold's node is known to be gone */
 } zkl__recipe_t;
 
 /* The public calls of a lock-like recipe, with their documented codes.
@@ -224,5 +239,10 @@ int zkl__recipe_acquire_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
                               void *arg);
 int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
                               zkl_done_fn cb, void *arg);
+/* cb once the object's async hold is gone (ZKL_ELOST), let go by the
+ * object (0) or destroyed (ZKL_ECANCELED); the codes of the public
+ * *_watch_async calls. */
+int zkl__recipe_watch_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                            zkl_done_fn cb, void *arg);
 
 #endif /* ZKL_CONTEND_H */

@@ -41,6 +41,7 @@ int zkl__recipe_create(void *out, const zkl__recipe_ops_t *ops,
   if (r == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for a %s", ops->name);
   r->ops = ops;
   r->s = s;
+  atomic_init(&r->hold_cancel, 0);
   if ((rc = zkl__owner_init(&r->own)) != 0) {
     free(r);
     return zkl__fail(rc, "cannot make the %s's mutex", ops->name);
@@ -167,8 +168,10 @@ int zkl__recipe_holding(zkl__recipe_t *r, const zkl__recipe_ops_t *ops) {
   pthread_mutex_lock(&r->own.mu);
   int bits = held_here(r);
   zkl__contender_t *c = bits != 0 ? ops->backing(r) : NULL;
+  int gone = c != NULL && mine(r) == 0 && r->hold_gone;
   pthread_mutex_unlock(&r->own.mu);
   if (c == NULL) return 0;
+  if (gone) return ZKL_ELOST;
   int h = zkl__contend_hold_health(c);
   return h == 0 ? bits : h;
 }
@@ -196,9 +199,14 @@ int zkl__recipe_node(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   return 0;
 }
 
+static void watch_end_locked(zkl__recipe_t *r, int by_owner);
+
 static void kick(void *arg) {
   zkl__recipe_t *r = arg;
   r->ops->kick(r);
+  pthread_mutex_lock(&r->own.mu);
+  watch_end_locked(r, 0);
+  pthread_mutex_unlock(&r->own.mu);
 }
 
 void zkl__recipe_destroy(zkl__recipe_t *r) {
@@ -213,6 +221,10 @@ void zkl__recipe_destroy(zkl__recipe_t *r) {
                                                         : NULL;
   pthread_mutex_unlock(&r->own.mu);
   if (c != NULL) zkl__contend_release(c); /* whatever the counts */
+  if (r->hold_c != NULL) { /* its watch has ended: drained above */
+    zkl__contender_fini(r->hold_c);
+    free(r->hold_c);
+  }
   r->ops->fini(r);
   zkl__owner_fini(&r->own);
   free(r);
@@ -230,6 +242,7 @@ typedef struct arec {
   zkl__contender_t *c;
   void *obj;          /* what the callback is given           */
   int mode, release, rc;
+  int watch, by_owner; /* a hold's watch; ended by the object's release */
   uint64_t token;
   char *detail;
   zkl_done_fn cb;
@@ -280,6 +293,7 @@ static void arec_check(zkl__done_t *d) {
    * unlock accepted before this completion came), that release's
    * operation owns the node. */
   if (objects(r) != 0) {
+    watch_end_locked(r, 1);
     zkl__contend_forsake(x->c);
     r->ops->granted(r, -1);
     zkl__owner_free(&r->own);
@@ -306,6 +320,7 @@ static void arec_done(int rc, const char *detail, void *arg) {
     x->token = (uint64_t)x->c->czxid;
     r->ops->granted(r, x->mode); /* the object holds (destroy releases) */
     r->async_mode = x->mode;
+    r->hold_gone = 0;
   } else {
     r->ops->granted(r, -1);
     zkl__owner_free(&r->own);
@@ -414,6 +429,8 @@ int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   }
   x->c = ops->backing(r);
   x->mode = r->async_mode;
+  /* its completion (0) is queued before this release's */
+  watch_end_locked(r, 1);
   ops->unhold(r); /* an async hold has one level: now it holds nothing */
   pthread_mutex_unlock(&r->own.mu);
   rc = zkl__contend_release_start(x->c, 0, arec_done, x);
@@ -424,4 +441,96 @@ int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
     async_refuse(r, x, rc);
   }
   return rc;
+}
+
+/* ---- the watch of an async hold -------------------------------------------
+ * "Your hold is gone" for a loop program: the hold's node is watched by a
+ * shadow contender (same node and session, its own waiter and operation),
+ * so the hold itself and its release are not touched. */
+
+/* With own.mu held: ends the pending watch, if any (by_owner: because the
+ * object lets go of its hold, reported as 0). */
+static void watch_end_locked(zkl__recipe_t *r, int by_owner) {
+  arec_t *w = r->watch;
+  if (w == NULL) return;
+  /* r->watch stays until the operation has ended (watch_done): the shadow
+   * is not reused before */
+  if (by_owner) w->by_owner = 1;
+  atomic_fetch_add(&r->hold_cancel, 1);
+  zkl__contend_cancel(r->hold_c);
+}
+
+/* The watch's operation ended, on the engine. */
+static void watch_done(int rc, const char *detail, void *arg) {
+  arec_t *x = arg;
+  zkl__recipe_t *r = x->r;
+  pthread_mutex_lock(&r->own.mu);
+  r->watch = NULL;
+  if (x->by_owner) {
+    rc = 0;
+    detail = NULL;
+  } else if (rc == 1 || rc == ZKL_ELOST) {
+    /* the object still holds until it releases; holding() tells */
+    if (objects(r) != 0 && (uint64_t)r->ops->backing(r)->czxid == x->token)
+      r->hold_gone = 1;
+    detail = rc == 1 ? "the hold's node was deleted by someone else"
+                     : "the session was lost: the hold is gone";
+    rc = ZKL_ELOST;
+  }
+  x->rc = rc;
+  arec_set_detail(x, detail);
+  if (r->own.dying) arec_orphan(&x->d);
+  pthread_mutex_unlock(&r->own.mu);
+  zkl__dispatch_post(zkl__session_dispatch_queue(r->s), &x->d);
+  zkl__owner_leave(&r->own);
+}
+
+int zkl__recipe_watch_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
+                            zkl_done_fn cb, void *arg) {
+  arec_t *x;
+  unsigned unused;
+  int rc = async_begin(r, ops, -1, 1, cb, arg, &x, &unused);
+  if (rc != 0) return rc;
+  x->watch = 1;
+  pthread_mutex_lock(&r->own.mu);
+  zkl__contender_t *c = objects(r) != 0 ? ops->backing(r) : NULL;
+  if (c == NULL || c->node == NULL || r->watch != NULL) {
+    pthread_mutex_unlock(&r->own.mu);
+    return async_refuse(r, x, c == NULL || c->node == NULL
+                            ? zkl__fail(ZKL_EPERM, "%s is not held through "
+                                        "an async call", r->root)
+                            : zkl__fail(ZKL_EBUSY, "the hold of %s is "
+                                        "already watched", r->root));
+  }
+  if (r->hold_c == NULL) {
+    zkl__contender_t *h = malloc(sizeof *h);
+    rc = h == NULL ? ZKL_ENOMEM
+                   : zkl__contender_init(h, r->s, c->drv, c->root, "", 0,
+                                         &r->hold_cancel);
+    if (rc != 0) {
+      free(h);
+      pthread_mutex_unlock(&r->own.mu);
+      return async_refuse(r, x, zkl__fail(rc, "cannot watch %s", r->root));
+    }
+    r->hold_c = h;
+  }
+  zkl__contender_t *h = r->hold_c;
+  char *node = strdup(c->node);
+  if (node == NULL) {
+    pthread_mutex_unlock(&r->own.mu);
+    return async_refuse(r, x, zkl__fail(ZKL_ENOMEM, "no memory for a watch"));
+  }
+  free(h->node);
+  h->node = node;
+  h->czxid = c->czxid;
+  h->owner = c->owner;
+  h->session_id = c->session_id;
+  x->c = h;
+  x->token = (uint64_t)c->czxid;
+  r->watch = x;
+  rc = zkl__contend_hold_start(h, atomic_load(&r->hold_cancel), watch_done,
+                               x);
+  if (rc != 0) r->watch = NULL;
+  pthread_mutex_unlock(&r->own.mu);
+  return rc != 0 ? async_refuse(r, x, rc) : 0;
 }

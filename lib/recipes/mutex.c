@@ -119,6 +119,9 @@ int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms, zkl_done_fn cb,
 int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb, void *arg) {
   return zkl__recipe_release_async(base(m), &ops, cb, arg);
 }
+int zkl_mutex_watch_async(zkl_mutex_t *m, zkl_done_fn cb, void *arg) {
+  return zkl__recipe_watch_async(base(m), &ops, cb, arg);
+}
 int zkl_mutex_unlock(zkl_mutex_t *m) {
   return zkl__recipe_release(base(m), &ops);
 }

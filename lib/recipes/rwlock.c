@@ -209,6 +209,9 @@ int zkl_rwlock_wrlock_async(zkl_rwlock_t *l, int64_t timeout_ms,
 int zkl_rwlock_unlock_async(zkl_rwlock_t *l, zkl_done_fn cb, void *arg) {
   return zkl__recipe_release_async(base(l), &ops, cb, arg);
 }
+int zkl_rwlock_watch_async(zkl_rwlock_t *l, zkl_done_fn cb, void *arg) {
+  return zkl__recipe_watch_async(base(l), &ops, cb, arg);
+}
 int zkl_rwlock_unlock(zkl_rwlock_t *l) {
   return zkl__recipe_release(base(l), &ops);
 }

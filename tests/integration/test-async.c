@@ -33,14 +33,17 @@ static int loop_until(zkl_session_t *s, const int *done, int timeout_ms) {
 
 /* One completion's report. */
 typedef struct got {
-  int n, rc;
+  int n, rc, order; /* order: among every completion of the test */
   void *obj;
   uint64_t token;
   char detail[256];
 } got_t;
 
+static int completions; /* how many came (record()) */
+
 static void record(void *obj, int rc, uint64_t token, void *arg) {
   got_t *g = arg;
+  g->order = ++completions;
   g->n++;
   g->rc = rc;
   g->obj = obj;
@@ -467,6 +470,108 @@ START_TEST(rwlock_async) {
 }
 END_TEST
 
+/* ---- "your hold is gone" ------------------------------------------------------ */
+
+/* Deletes node from another session (an operator, a cleanup script). */
+static void delete_behind(const char *node) {
+  zkl_session_t *o = it_session();
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(o), node, -1), ZOK);
+  zkl_session_close(o);
+}
+
+/* The node of an async hold deleted by someone else: the watch says
+ * ZKL_ELOST with the hold's token; a change of the node's data does not;
+ * the object counts as holding until its unlock, which says ZKL_ELOST. */
+START_TEST(hold_gone_when_node_deleted) {
+  char root[128];
+  it_root(root, sizeof root, "async-gone");
+  zkl_session_t *s = it_session();
+  zkl_mutex_t *m = it_mutex(s, root);
+  got_t g = {0}, w = {0}, u = {0};
+  ck_assert_int_eq(zkl_mutex_watch_async(m, record, &w), ZKL_EPERM);
+  ck_assert_int_eq(zkl_mutex_lock_async(m, -1, record, &g), 0);
+  ck_assert(loop_until(s, &g.n, 10000));
+  ck_assert_int_eq(g.rc, 0);
+  ck_assert_int_eq(zkl_mutex_watch_async(NULL, record, &w), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_watch_async(m, NULL, &w), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_mutex_watch_async(m, record, &w), 0);
+  ck_assert_int_eq(zkl_mutex_watch_async(m, record, &w), ZKL_EBUSY);
+  char node[512];
+  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+  /* its data changed: not gone */
+  ck_assert_int_eq(
+      zoo_set(zkl_session_zhandle(s), node, "x", 1, -1), ZOK);
+  int never = 0;
+  loop_until(s, &never, 500);
+  ck_assert_int_eq(w.n, 0);
+  delete_behind(node);
+  ck_assert_msg(loop_until(s, &w.n, 10000), "the watch never came");
+  ck_assert_int_eq(w.rc, ZKL_ELOST);
+  ck_assert_ptr_eq(w.obj, m);
+  ck_assert(w.token == g.token);
+  ck_assert_msg(strstr(w.detail, "deleted") != NULL, "detail: %s", w.detail);
+  ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
+  ck_assert_int_eq(zkl_mutex_unlock_async(m, record, &u), 0);
+  ck_assert(loop_until(s, &u.n, 10000));
+  ck_assert_int_eq(u.rc, ZKL_ELOST);
+  ck_assert_int_eq(w.n, 1);
+  /* a new hold is good again, and watched afresh */
+  got_t g2 = {0}, w2 = {0}, u2 = {0};
+  ck_assert_int_eq(zkl_mutex_lock_async(m, -1, record, &g2), 0);
+  ck_assert(loop_until(s, &g2.n, 10000));
+  ck_assert_int_eq(zkl_mutex_holding(m), 1);
+  ck_assert_int_eq(zkl_mutex_watch_async(m, record, &w2), 0);
+  ck_assert_int_eq(zkl_mutex_unlock_async(m, record, &u2), 0);
+  ck_assert(loop_until(s, &u2.n, 10000));
+  ck_assert_int_eq(w2.n, 1);
+  ck_assert_int_eq(w2.rc, 0); /* the object let go first */
+  ck_assert_int_lt(w2.order, u2.order); /* and told so first */
+  ck_assert_int_eq(u2.rc, 0);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_mutex_destroy(m);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* The same for a read/write lock's read and write holds; a destroy ends a
+ * pending watch with ZKL_ECANCELED. */
+START_TEST(rwlock_hold_gone) {
+  char root[128];
+  it_root(root, sizeof root, "async-rwgone");
+  zkl_session_t *s = it_session();
+  zkl_rwlock_t *r, *w;
+  ck_assert_int_eq(zkl_rwlock_create(&r, s, root, NULL), 0);
+  ck_assert_int_eq(zkl_rwlock_create(&w, s, root, NULL), 0);
+  got_t gr = {0}, wr = {0}, ur = {0}, gw = {0}, ww = {0};
+  ck_assert_int_eq(zkl_rwlock_rdlock_async(r, -1, record, &gr), 0);
+  ck_assert(loop_until(s, &gr.n, 10000));
+  ck_assert_int_eq(gr.rc, 0);
+  ck_assert_int_eq(zkl_rwlock_watch_async(r, record, &wr), 0);
+  char node[512];
+  ck_assert_int_eq(zkl_rwlock_node(r, node, sizeof node), 0);
+  ck_assert_int_eq(zkl_rwlock_wrlock_async(w, -1, record, &gw), 0);
+  ck_assert(it_wait_children(s, root, 2, 10000));
+  delete_behind(node); /* the reader's node goes: the writer gets in */
+  ck_assert(loop_until(s, &wr.n, 10000));
+  ck_assert_int_eq(wr.rc, ZKL_ELOST);
+  ck_assert(wr.token == gr.token);
+  ck_assert(loop_until(s, &gw.n, 10000));
+  ck_assert_int_eq(gw.rc, 0);
+  ck_assert_int_eq(zkl_rwlock_watch_async(w, record, &ww), 0);
+  ck_assert_int_eq(zkl_rwlock_unlock_async(r, record, &ur), 0);
+  ck_assert(loop_until(s, &ur.n, 10000));
+  ck_assert_int_eq(ur.rc, ZKL_ELOST);
+  zkl_rwlock_destroy(w); /* releases the write hold; the watch ends */
+  ck_assert_int_eq(ww.n, 0);
+  ck_assert_int_ge(zkl_session_dispatch(s), 1);
+  ck_assert_int_eq(ww.n, 1);
+  ck_assert_int_eq(ww.rc, ZKL_ECANCELED);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  zkl_rwlock_destroy(r);
+  zkl_session_close(s);
+}
+END_TEST
+
 /* ---- the state changes through the fd -------------------------------------- */
 
 typedef struct states {
@@ -521,12 +626,17 @@ START_TEST(states_through_the_fd) {
   ck_assert(loop_until(s, &g.n, 10000));
   ck_assert_int_eq(g.rc, 0);
   ck_assert_int_eq(t.seen[0], ZKL_SESSION_CONNECTED);
+  got_t w = {0};
+  ck_assert_int_eq(zkl_mutex_watch_async(m, record, &w), 0);
   it_proxy_blackhole(x, 1);
   ck_assert_msg(loop_until_state(s, &t, ZKL_SESSION_SUSPENDED, 8000),
                 "SUSPENDED never came through the fd");
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ESUSPENDED);
+  ck_assert_int_eq(w.n, 0); /* in doubt is not gone */
   ck_assert_msg(loop_until_state(s, &t, ZKL_SESSION_LOST, 8000),
                 "LOST never came through the fd");
+  ck_assert_msg(loop_until(s, &w.n, 8000), "the hold's watch never came");
+  ck_assert_int_eq(w.rc, ZKL_ELOST);
   ck_assert_int_eq(zkl_mutex_holding(m), ZKL_ELOST);
   ck_assert_int_eq(t.wrong_thread, 0);
   got_t u = {0};
@@ -553,6 +663,8 @@ Suite *async_suite(void) {
   tcase_add_test(tc, election_on_the_loop);
   tcase_add_test(tc, rwlock_async);
   tcase_add_test(tc, states_through_the_fd);
+  tcase_add_test(tc, hold_gone_when_node_deleted);
+  tcase_add_test(tc, rwlock_hold_gone);
   suite_add_tcase(s, tc);
   return s;
 }
