@@ -420,6 +420,12 @@ struct zkl__op {
       pt_peek, pt_self, pt_turn, pt_watch, pt_arm, pt_confirm, pt_abandon,
       pt_delete, pt_once;
   zkl__zcall_t *k, *k2;     /* requests in flight                       */
+  zkl__zcall_t *kl;         /* a blocking call's own listing, sent with
+                               its create (create_node)                  */
+  /* A blocking call's operation runs on the caller's thread (no hop
+   * through the engine on the way to the grant): posts wake it here.
+   * NULL: the engine runs it. */
+  struct op_wait *sync;
   woke_t why;               /* what ended the last wait                 */
   int fired, fired_type, self_fired; /* the waiter, read as it ended   */
   /* the acquisition */
@@ -450,10 +456,14 @@ static const unsigned *op_cancel(zkl__op_t *o) {
                                                       : NULL;
 }
 
-/* Posts o to its engine (a request's answer is in). */
+static void op_wait_poke(struct op_wait *w);
+
+/* Posts o to whoever runs it: its engine, or the thread of the blocking
+ * call it belongs to (a request's answer is in, a watch fired...). */
 static void op_post(void *arg) {
   zkl__op_t *o = arg;
-  zkl__engine_post(zkl__session_engine(o->c->s), &o->job);
+  if (o->sync != NULL) op_wait_poke(o->sync);
+  else zkl__engine_post(zkl__session_engine(o->c->s), &o->job);
 }
 
 /* The contender's waiter wakes its operation (the session is locked). */
@@ -831,13 +841,20 @@ static int op_create_node(zkl__op_t *o) {
   for (o->parent_tries = 0, o->tries = 0;; o->tries++) {
     o->k = zkl__zk_create_send(c->s, o->want_path, c->data, c->data_len,
                                ZOO_EPHEMERAL_SEQUENTIAL);
-    /* the first try is answered with a listing too, shared with the other
-     * creates of this engine turn */
-    o->lst = o->tries == 0 && o->k != NULL ? listing_join(o) : NULL;
+    /* the first try is answered with a listing too: shared with the other
+     * creates of this engine turn, or a blocking call's own */
+    o->lst = o->tries == 0 && o->k != NULL && o->sync == NULL
+                 ? listing_join(o)
+                 : NULL;
+    o->kl = o->tries == 0 && o->k != NULL && o->sync != NULL
+                ? zkl__zk_children_send(c->s, c->root, 0)
+                : NULL;
     zkl__zcall_notify(o->k, op_post, o);
+    zkl__zcall_notify(o->kl, op_post, o);
     PT_AWAIT(o, pt,
              (zkl__zcall_ready(o->k) &&
-              (o->lst == NULL || o->lst->state == LST_DONE)) ||
+              (o->lst == NULL || o->lst->state == LST_DONE) &&
+              (o->kl == NULL || zkl__zcall_ready(o->kl))) ||
                  zkl__now_ns() >= c->dl,
              c->dl);
     {
@@ -847,14 +864,30 @@ static int op_create_node(zkl__op_t *o) {
       o->k = NULL;
       if (zrc == ZOK) {
         adopt_node(c, made, &st);
-        if (o->lst == NULL || o->lst->state != LST_DONE ||
-            o->lst->rc != ZOK || listing_fill(o) != 0)
+        if (o->kl != NULL) {
+          struct String_vector kids = {0, NULL};
+          if (zkl__zk_children_wait(o->kl, ZKL__TRY, &kids) != ZOK ||
+              queue_fill(c, &o->q, &kids) != 0)
+            queue_free(&o->q); /* the caller lists on its own */
+          else
+            o->q.listed = 1;
+          zkl__zk_children_free(&kids);
+          o->kl = NULL;
+        } else if (o->lst == NULL || o->lst->state != LST_DONE ||
+                   o->lst->rc != ZOK || listing_fill(o) != 0) {
           queue_free(&o->q); /* the caller lists on its own */
+        }
         listing_leave(o);
         o->create_rc = 0;
         break;
       }
       listing_leave(o);
+      if (o->kl != NULL) { /* its answer is nobody's */
+        struct String_vector none = {0, NULL};
+        zkl__zk_children_wait(o->kl, ZKL__TRY, &none);
+        zkl__zk_children_free(&none);
+        o->kl = NULL;
+      }
       if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours */
         zkl__janitor_add(c->s, c->root, c->prefix, NULL);
         o->create_rc = map_zrc(c, zrc, "create");
@@ -1453,12 +1486,10 @@ static void op_free(zkl__op_t *o) {
   free(o);
 }
 
-/* The engine runs o: one step, then a timer for the wait it stopped at,
- * or its end. */
-static void op_run(zkl__job_t *j) {
-  zkl__op_t *o = (zkl__op_t *)j;
-  zkl__contender_t *c = o->c;
-  zkl__engine_t *e = zkl__session_engine(c->s);
+/* Runs o's next step (on the engine's thread, or a blocking caller's):
+ * its result, or PT_WAIT with o->wake_at set for the wait it stopped at.
+ * The step's last detail message is kept in o. */
+static int op_step(zkl__op_t *o) {
   zkl__clear_error(); /* the engine's thread runs everyone's steps */
   o->wake_at = ZKL__FOREVER;
   int rc = o->what == OP_ACQUIRE ? op_acquire(o)
@@ -1468,32 +1499,54 @@ static void op_run(zkl__job_t *j) {
     free(o->detail);
     o->detail = strdup(zkl_last_error());
   }
-  if (rc == PT_WAIT) {
-    zkl__engine_arm(e, j, o->wake_at); /* no memory: no timer, woken on
-                                          any other event */
-    return;
-  }
+  return rc;
+}
+
+/* o has ended: nothing wakes it any more, and c may start another. */
+static void op_end(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
   zkl__session_lock(c->s);
   zkl__waiter_unregister(c->s, &c->w);
   c->op = NULL;
   c->w.wake = NULL;
   zkl__session_unlock(c->s);
+}
+
+/* The engine runs o: one step, then a timer for the wait it stopped at,
+ * or its end. */
+static void op_run(zkl__job_t *j) {
+  zkl__op_t *o = (zkl__op_t *)j;
+  zkl__engine_t *e = zkl__session_engine(o->c->s);
+  int rc = op_step(o);
+  if (rc == PT_WAIT) {
+    zkl__engine_arm(e, j, o->wake_at); /* no memory: no timer, woken on
+                                          any other event */
+    return;
+  }
+  op_end(o);
   zkl__engine_forget(e, j); /* nothing posts it any more */
   o->done(rc, rc != 0 && o->detail != NULL ? o->detail : "", o->arg);
   op_free(o);
 }
 
-static int op_start(zkl__contender_t *c, int what, int64_t deadline,
-                    unsigned cancel_seen, zkl__op_done_fn done, void *arg) {
+static zkl__op_t *op_new(zkl__contender_t *c, int what, int64_t deadline,
+                         unsigned cancel_seen) {
   zkl__op_t *o = calloc(1, sizeof *o);
-  if (o == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for an operation");
+  if (o == NULL) {
+    zkl__fail(ZKL_ENOMEM, "no memory for an operation");
+    return NULL;
+  }
   o->job.run = op_run;
   o->c = c;
   o->what = what;
   o->deadline = deadline;
   o->cancel_seen = cancel_seen;
-  o->done = done;
-  o->arg = arg;
+  return o;
+}
+
+/* Makes o the operation of c (one at a time), posted to the engine unless
+ * a blocking caller runs it.  0, or ZKL_EBUSY (o is freed). */
+static int op_claim(zkl__contender_t *c, zkl__op_t *o) {
   zkl__session_lock(c->s);
   int busy = c->op != NULL;
   if (!busy) {
@@ -1501,7 +1554,8 @@ static int op_start(zkl__contender_t *c, int what, int64_t deadline,
     c->w.wake = op_waiter_wake;
     /* posted before the lock goes: once c->op is visible a cancel may post
      * o too, and the engine may run it to its end (and free it) at once */
-    zkl__engine_post(zkl__session_engine(c->s), &o->job);
+    if (o->sync == NULL)
+      zkl__engine_post(zkl__session_engine(c->s), &o->job);
   }
   zkl__session_unlock(c->s);
   if (busy) {
@@ -1509,6 +1563,15 @@ static int op_start(zkl__contender_t *c, int what, int64_t deadline,
     return zkl__fail(ZKL_EBUSY, "an operation on %s is in progress", c->root);
   }
   return 0;
+}
+
+static int op_start(zkl__contender_t *c, int what, int64_t deadline,
+                    unsigned cancel_seen, zkl__op_done_fn done, void *arg) {
+  zkl__op_t *o = op_new(c, what, deadline, cancel_seen);
+  if (o == NULL) return ZKL_ENOMEM;
+  o->done = done;
+  o->arg = arg;
+  return op_claim(c, o);
 }
 
 int zkl__contend_acquire_start(zkl__contender_t *c, int64_t deadline,
@@ -1528,42 +1591,57 @@ int zkl__contend_hold_start(zkl__contender_t *c, unsigned cancel_seen,
   return op_start(c, OP_HOLD, ZKL__FOREVER, cancel_seen, done, arg);
 }
 
-/* ---- the blocking forms: an operation and a wait for its end ------------------ */
+/* ---- the blocking forms: the same operation, run by the caller ---------------
+ * The caller's thread runs the steps itself and sleeps between them until
+ * something posts the operation or its timer is due: the same protocol as
+ * an async call's, with no hop through the engine's thread on the way from
+ * ZooKeeper's answer to the caller (the one ZooKeeper's completion thread
+ * wakes is the thread that goes on). */
 
 struct op_wait {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done, rc;
-  char *detail;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC: timed waits for o->wake_at */
+  int posted;
 };
 
-static void op_wait_done(int rc, const char *detail, void *arg) {
-  struct op_wait *w = arg;
-  char *copy = detail[0] != '\0' ? strdup(detail) : NULL;
+static void op_wait_poke(struct op_wait *w) {
   pthread_mutex_lock(&w->mu);
-  w->rc = rc;
-  w->detail = copy;
-  w->done = 1;
+  w->posted = 1;
   pthread_cond_signal(&w->cv);
   pthread_mutex_unlock(&w->mu);
 }
 
 static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
                        unsigned cancel_seen) {
-  struct op_wait w = {.done = 0};
+  struct op_wait w = {.posted = 0};
   if (pthread_mutex_init(&w.mu, NULL) != 0) return ZKL_ESYSTEM;
-  if (pthread_cond_init(&w.cv, NULL) != 0) {
+  if (zkl__cond_init(&w.cv) != 0) {
     pthread_mutex_destroy(&w.mu);
     return ZKL_ESYSTEM;
   }
-  int rc = op_start(c, what, deadline, cancel_seen, op_wait_done, &w);
-  if (rc == 0) {
-    pthread_mutex_lock(&w.mu);
-    while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
-    pthread_mutex_unlock(&w.mu);
-    rc = w.rc;
-    if (w.detail != NULL) zkl__fail(rc, "%s", w.detail);
-    free(w.detail);
+  zkl__op_t *o = op_new(c, what, deadline, cancel_seen);
+  int rc = ZKL_ENOMEM;
+  if (o != NULL) {
+    o->sync = &w;
+    rc = op_claim(c, o);
+  }
+  if (o != NULL && rc == 0) {
+    for (;;) {
+      pthread_mutex_lock(&w.mu);
+      w.posted = 0; /* a post from here on wakes the wait below */
+      pthread_mutex_unlock(&w.mu);
+      rc = op_step(o);
+      if (rc != PT_WAIT) break;
+      pthread_mutex_lock(&w.mu);
+      while (!w.posted &&
+             zkl__cond_wait_until(&w.cv, &w.mu, o->wake_at) == 0) {
+      }
+      pthread_mutex_unlock(&w.mu);
+    }
+    op_end(o); /* nothing posts it any more */
+    if (rc != 0 && o->detail != NULL) zkl__fail(rc, "%s", o->detail);
+    else zkl__clear_error();
+    op_free(o);
   }
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
