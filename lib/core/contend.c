@@ -74,23 +74,6 @@ typedef enum {
   WOKE_TIMEOUT
 } woke_t;
 
-/* Waits, with the session locked, until our watch fires, the session state
- * changes (epoch differs from `epoch`), a cancel or the deadline. */
-static woke_t wait_locked(zkl__contender_t *c, unsigned epoch,
-                          int64_t deadline, const unsigned *cancel) {
-  for (;;) {
-    if (c->w.fired || c->w.self_fired) return WOKE_FIRED;
-    if (zkl__session_epoch(c->s) != epoch) return WOKE_SESSION;
-    if (canceled(c, cancel)) return WOKE_CANCEL;
-    if (deadline == ZKL__TRY || zkl__session_wait(c->s, &c->w, deadline) != 0)
-      return WOKE_TIMEOUT;
-  }
-}
-
-/* Waits until the session is connected again.  0, ZKL_ELOST,
- * ZKL_ETIMEDOUT or ZKL_ECANCELED.  With no node of ours yet, a lost
- * session that is being re-established is waited for like a suspended
- * one; a node of ours does not survive it (ZKL_ELOST). */
 /* With the session locked: 0 connected, ZKL_ESUSPENDED (to be waited
  * for) or ZKL_ELOST, for c.  With no node of ours yet, a lost session that
  * is being re-established is waited for like a suspended one; a node of
@@ -105,29 +88,6 @@ static int connected_health_locked(zkl__contender_t *c) {
     h = ZKL_ELOST; /* already re-established: our node went with the old
                       session */
   return h;
-}
-
-/* Waits until the session is connected again (connected_health_locked).
- * 0, ZKL_ELOST, ZKL_ETIMEDOUT or ZKL_ECANCELED.  The election's thread
- * uses it; an operation uses op_await_connected(). */
-static int await_connected(zkl__contender_t *c, int64_t deadline,
-                           const unsigned *cancel) {
-  zkl_session_t *s = c->s;
-  for (;;) {
-    zkl__session_lock(s);
-    int h = connected_health_locked(c);
-    woke_t why = WOKE_SESSION;
-    if (h == ZKL_ESUSPENDED) {
-      zkl__waiter_register(s, &c->w, NULL);
-      why = wait_locked(c, zkl__session_epoch(s), deadline, cancel);
-      zkl__waiter_unregister(s, &c->w);
-    }
-    zkl__session_unlock(s);
-    if (h == 0) return 0;
-    if (h == ZKL_ELOST) return ZKL_ELOST;
-    if (why == WOKE_CANCEL) return ZKL_ECANCELED;
-    if (why == WOKE_TIMEOUT) return ZKL_ETIMEDOUT;
-  }
 }
 
 ptrdiff_t zkl__blocker_exclusive(const zkl__node_t *lower, size_t n) {
@@ -337,20 +297,6 @@ static void drop_watch(zkl__contender_t *c, const char *path) {
   drop_watches(c, path, ZWATCHTYPE_DATA);
 }
 
-/* Sets a data watch on target: getData, which sets none on a missing node.
- * A predecessor whose ACL refuses us READ is watched with exists instead,
- * whose watch on a missing node must then be withdrawn. */
-static int arm_watch(zkl__contender_t *c, const char *target,
-                     struct Stat *st) {
-  int zrc = zkl__zk_get(c->s, c->dl, target, 1, NULL, NULL, st);
-  if (zrc == ZNOAUTH) {
-    zrc = zkl__zk_exists(c->s, c->dl, target, 1, st);
-    if (zrc == ZNONODE) drop_watch(c, target);
-  }
-  if (zrc == ZKL__ZTIMEDOUT) drop_watch(c, target); /* may still be set */
-  return zrc;
-}
-
 /* ---- operations: the protocol as steps the engine runs ---------------------
  *
  * An acquisition or a release is an operation: a record the session's
@@ -403,7 +349,16 @@ typedef unsigned short pt_t; /* a source line (this file is far shorter) */
              (o)->c->dl);                                             \
   } while (0)
 
-enum { OP_ACQUIRE, OP_RELEASE, OP_RELEASE_NOWAIT, OP_HOLD };
+enum {
+  OP_ACQUIRE,
+  OP_RELEASE,
+  OP_RELEASE_NOWAIT,
+  OP_HOLD,       /* until the hold is gone (a loop's hold watch)         */
+  OP_HOLD_TURN,  /* until the hold is gone, or anything else moved       */
+  OP_OWNED,      /* is our node still there, and our session's?          */
+  OP_CONNECTED,  /* until the session is connected (a new one, after LOST) */
+  OP_FIRED       /* until the registered waiter fires                    */
+};
 
 struct zkl__op {
   zkl__job_t job;           /* first: the engine's record               */
@@ -444,6 +399,10 @@ struct zkl__op {
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
   unsigned w_epoch;
+  /* hold_turn: the epoch it started from; owned: whether to look even
+   * when the acquisition's look is fresh */
+  unsigned epoch0;
+  int fresh;
   /* delete_node, delete_once */
   int mark, del_attempt, maybe_applied, del_rc, once_rc;
   /* the shared listing our create is answered with (create_node) */
@@ -452,8 +411,9 @@ struct zkl__op {
 };
 
 static const unsigned *op_cancel(zkl__op_t *o) {
-  return o->what == OP_ACQUIRE || o->what == OP_HOLD ? &o->cancel_seen
-                                                      : NULL;
+  return o->what == OP_RELEASE || o->what == OP_RELEASE_NOWAIT
+             ? NULL
+             : &o->cancel_seen;
 }
 
 static void op_wait_poke(struct op_wait *w);
@@ -514,7 +474,8 @@ static unsigned epoch_now(zkl_session_t *s) {
   return e;
 }
 
-/* await_connected() as a step. */
+/* Until the session is connected (connected_health_locked() says 0): 0,
+ * ZKL_ELOST, ZKL_ETIMEDOUT (the deadline) or ZKL_ECANCELED. */
 static int op_await_connected(zkl__op_t *o, int64_t deadline,
                               const unsigned *cancel) {
   zkl__contender_t *c = o->c;
@@ -1098,7 +1059,10 @@ static void drop_child_watch(zkl__contender_t *c, const char *name) {
   if (path != NULL) drop_watch(c, path);
 }
 
-/* arm_watch() as a step, on the node `name` under the root. */
+/* Sets a data watch on the node `name` under the root: getData, which
+ * sets none on a missing node.  A predecessor whose ACL refuses us READ is
+ * watched with exists instead, whose watch on a missing node must then be
+ * withdrawn. */
 static int op_arm_watch(zkl__op_t *o, const char *name) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_arm;
@@ -1473,6 +1437,113 @@ static int op_hold(zkl__op_t *o) {
   return 0;
 }
 
+/* One turn of a leader's watch on its node (the election's thread): 1
+ * when the node is gone, 0 when anything else moved (the session's state
+ * since o->epoch0, the node's data), ZKL_ECANCELED, or ZooKeeper's code.
+ * While the connection is down nothing is sent: it waits for the session
+ * to change. */
+static int op_hold_turn(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  pt_t *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  if (c->node == NULL) PT_RETURN(pt, GONE);
+  c->dl = ZKL__FOREVER;
+  zkl__session_lock(c->s);
+  int moved = zkl__session_epoch(c->s) != o->epoch0;
+  if (!moved) zkl__waiter_register(c->s, &c->w, c->node);
+  zkl__session_unlock(c->s);
+  if (moved) PT_RETURN(pt, 0);
+  o->self = zkl__session_health(c->s);
+  if (o->self == 0) {
+    o->k = zkl__zk_exists_send(c->s, c->node, 1);
+    zkl__zcall_notify(o->k, op_post, o);
+    PT_AWAIT(o, pt,
+             zkl__zcall_ready(o->k) || canceled(c, op_cancel(o)) ||
+                 epoch_now(c->s) != o->epoch0,
+             ZKL__FOREVER);
+    o->zrc = zkl__zk_exists_wait(o->k, ZKL__TRY, NULL);
+    o->k = NULL;
+  } else {
+    o->zrc = o->self == ZKL_ESUSPENDED ? ZCONNECTIONLOSS : ZSESSIONEXPIRED;
+  }
+  o->why = WOKE_SESSION;
+  if (o->zrc == ZOK || retryable(o->zrc) || o->zrc == ZKL__ZTIMEDOUT)
+    PT_AWAIT(o, pt,
+             (o->why = op_woke(o, o->epoch0, ZKL__FOREVER, op_cancel(o))) !=
+                 WOKE_NONE,
+             ZKL__FOREVER);
+  else op_unwait(o);
+  if (o->zrc == ZNONODE) PT_RETURN(pt, GONE);
+  /* The watch on our node is not withdrawn: a caller canceling a hold
+   * deletes the node next, which ends the watch on the server. */
+  if (o->why == WOKE_CANCEL || canceled(c, op_cancel(o)))
+    PT_RETURN(pt, ZKL_ECANCELED);
+  if (o->zrc != ZOK && !retryable(o->zrc) && o->zrc != ZKL__ZTIMEDOUT &&
+      o->zrc != ZSESSIONEXPIRED)
+    PT_RETURN(pt, map_zrc(c, o->zrc, "watch"));
+  PT_RETURN(pt, o->why == WOKE_FIRED && o->fired_type == ZOO_DELETED_EVENT
+                    ? GONE
+                    : 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* Is our node still there, made by the session we are on?  1 yes, 0 no
+ * (a node of another session is forgotten, never deleted), or ZKL_ELOST,
+ * ZKL_ECANCELED, ZooKeeper's code.  Waits through a connection that is
+ * down.  Without o->fresh, what the acquisition saw last will do. */
+static int op_owned(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  pt_t *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  c->dl = ZKL__FOREVER;
+  if (!o->fresh && c->node != NULL && c->owner != 0 &&
+      c->owner == c->session_id && c->owner == zkl_session_id(c->s))
+    PT_RETURN(pt, 1);
+  if (c->node == NULL) PT_RETURN(pt, 0);
+  PT_CALL(pt, o->rc, op_self_present(o));
+  if (o->rc != 1) PT_RETURN(pt, o->rc);
+  if (c->owner == zkl_session_id(c->s)) PT_RETURN(pt, 1);
+  free(c->node); /* not ours to delete */
+  c->node = NULL;
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* Until the session is connected: 0, ZKL_ELOST (final) or ZKL_ECANCELED.
+ * Our node, if any, is let go first (the session it was made on is gone). */
+static int op_connected(zkl__op_t *o) {
+  pt_t *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  forget_node(o->c);
+  PT_CALL(pt, o->rc, op_await_connected(o, ZKL__FOREVER, op_cancel(o)));
+  PT_RETURN(pt, o->rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* Until the waiter registered before fires (or was fired already): 0, or
+ * ZKL_ELOST, ZKL_ECANCELED. */
+static int op_fired(zkl__op_t *o) {
+  zkl__contender_t *c = o->c;
+  pt_t *pt = &o->pt_main;
+  PT_BEGIN(pt);
+  if (zkl__session_health(c->s) == ZKL_ELOST) {
+    op_unwait(o);
+    PT_RETURN(pt, ZKL_ELOST);
+  }
+  PT_AWAIT(o, pt,
+           (o->why = op_woke(o, c->w.epoch, ZKL__FOREVER, op_cancel(o))) !=
+               WOKE_NONE,
+           ZKL__FOREVER);
+  if (o->why != WOKE_CANCEL) PT_RETURN(pt, 0);
+  drop_watches(c, c->root, ZWATCHTYPE_ANY); /* the child/exists watch */
+  PT_RETURN(pt, ZKL_ECANCELED);
+  PT_END(pt);
+  return 0;
+}
+
 /* ---- running operations ------------------------------------------------------- */
 
 static void op_free(zkl__op_t *o) {
@@ -1492,9 +1563,16 @@ static void op_free(zkl__op_t *o) {
 static int op_step(zkl__op_t *o) {
   zkl__clear_error(); /* the engine's thread runs everyone's steps */
   o->wake_at = ZKL__FOREVER;
-  int rc = o->what == OP_ACQUIRE ? op_acquire(o)
-           : o->what == OP_HOLD  ? op_hold(o)
-                                 : op_release(o);
+  int rc;
+  switch (o->what) {
+  case OP_ACQUIRE: rc = op_acquire(o); break;
+  case OP_HOLD: rc = op_hold(o); break;
+  case OP_HOLD_TURN: rc = op_hold_turn(o); break;
+  case OP_OWNED: rc = op_owned(o); break;
+  case OP_CONNECTED: rc = op_connected(o); break;
+  case OP_FIRED: rc = op_fired(o); break;
+  default: rc = op_release(o); break;
+  }
   if (zkl_last_error()[0] != '\0') { /* this step's; the last one stands */
     free(o->detail);
     o->detail = strdup(zkl_last_error());
@@ -1612,7 +1690,7 @@ static void op_wait_poke(struct op_wait *w) {
 }
 
 static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
-                       unsigned cancel_seen) {
+                       unsigned cancel_seen, unsigned epoch0, int fresh) {
   struct op_wait w = {.posted = 0};
   if (pthread_mutex_init(&w.mu, NULL) != 0) return ZKL_ESYSTEM;
   if (zkl__cond_init(&w.cv) != 0) {
@@ -1623,6 +1701,8 @@ static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
   int rc = ZKL_ENOMEM;
   if (o != NULL) {
     o->sync = &w;
+    o->epoch0 = epoch0;
+    o->fresh = fresh;
     rc = op_claim(c, o);
   }
   if (o != NULL && rc == 0) {
@@ -1650,75 +1730,26 @@ static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
 
 int zkl__contend_acquire(zkl__contender_t *c, int64_t deadline,
                          unsigned cancel_seen) {
-  return op_run_sync(c, OP_ACQUIRE, deadline, cancel_seen);
+  return op_run_sync(c, OP_ACQUIRE, deadline, cancel_seen, 0, 0);
 }
 
 int zkl__contend_release(zkl__contender_t *c) {
-  return op_run_sync(c, OP_RELEASE, 0, 0);
+  return op_run_sync(c, OP_RELEASE, 0, 0, 0, 0);
 }
 
 int zkl__contend_release_nowait(zkl__contender_t *c) {
-  return op_run_sync(c, OP_RELEASE_NOWAIT, 0, 0);
+  return op_run_sync(c, OP_RELEASE_NOWAIT, 0, 0, 0, 0);
 }
 
 /* ---- holding and observing (election) ------------------------------------------ */
 
 int zkl__contend_hold_wait(zkl__contender_t *c, unsigned epoch,
                            unsigned cancel_seen) {
-  zkl_session_t *s = c->s;
-  if (c->node == NULL) return 1;
-  c->dl = ZKL__FOREVER;
-  zkl__session_lock(s);
-  int moved = zkl__session_epoch(s) != epoch;
-  if (!moved) zkl__waiter_register(s, &c->w, c->node);
-  zkl__session_unlock(s);
-  if (moved) return 0;
-  /* Suspended: no request into a dead connection, just wait for the
-   * session to change; lost: nothing to wait for. */
-  struct Stat st;
-  int h = zkl__session_health(s);
-  int zrc = h == 0 ? arm_watch(c, c->node, &st)
-                   : h == ZKL_ESUSPENDED ? ZCONNECTIONLOSS : ZSESSIONEXPIRED;
-  woke_t why = WOKE_SESSION;
-  zkl__session_lock(s);
-  if (zrc == ZOK || retryable(zrc))
-    why = wait_locked(c, epoch, ZKL__FOREVER, &cancel_seen);
-  int fired_type = c->w.fired_type;
-  zkl__waiter_unregister(s, &c->w);
-  zkl__session_unlock(s);
-  if (zrc == ZNONODE) return 1;
-  /* The watch on our node is not withdrawn: a caller canceling a hold
-   * deletes the node next, which ends the watch on the server (one request
-   * less on the way to the next holder). */
-  if (why == WOKE_CANCEL) return ZKL_ECANCELED;
-  if (zrc != ZOK && !retryable(zrc) && zrc != ZSESSIONEXPIRED)
-    return map_zrc(c, zrc, "watch");
-  return why == WOKE_FIRED && fired_type == ZOO_DELETED_EVENT ? 1 : 0;
+  return op_run_sync(c, OP_HOLD_TURN, ZKL__FOREVER, cancel_seen, epoch, 0);
 }
 
 int zkl__contend_owned(zkl__contender_t *c, int fresh, unsigned cancel_seen) {
-  c->dl = ZKL__FOREVER;
-  /* what the acquisition last saw of our node: its create or its check
-   * after the last wait */
-  if (!fresh && c->node != NULL && c->owner != 0 &&
-      c->owner == c->session_id && c->owner == zkl_session_id(c->s))
-    return 1;
-  for (;;) {
-    if (c->node == NULL) return 0;
-    struct Stat st;
-    int zrc = zkl__zk_exists(c->s, c->dl, c->node, 0, &st);
-    if (zrc == ZNONODE) return 0;
-    if (zrc == ZOK) {
-      c->owner = st.ephemeralOwner;
-      if (st.ephemeralOwner == zkl_session_id(c->s)) return 1;
-      free(c->node); /* not ours to delete */
-      c->node = NULL;
-      return 0;
-    }
-    if (!retryable(zrc)) return map_zrc(c, zrc, "exists");
-    int rc = await_connected(c, ZKL__FOREVER, &cancel_seen);
-    if (rc != 0) return rc;
-  }
+  return op_run_sync(c, OP_OWNED, ZKL__FOREVER, cancel_seen, 0, fresh);
 }
 
 int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
@@ -1781,22 +1812,11 @@ int zkl__contend_head(zkl__contender_t *c, int watch, char **data, int *len,
 }
 
 int zkl__contend_wait_watch(zkl__contender_t *c, unsigned cancel_seen) {
-  zkl_session_t *s = c->s;
-  zkl__session_lock(s);
-  int lost = zkl__health_locked(s) == ZKL_ELOST;
-  woke_t why = lost ? WOKE_SESSION
-                    : wait_locked(c, c->w.epoch, ZKL__FOREVER, &cancel_seen);
-  zkl__waiter_unregister(s, &c->w);
-  zkl__session_unlock(s);
-  if (lost) return ZKL_ELOST;
-  if (why != WOKE_CANCEL) return 0;
-  drop_watches(c, c->root, ZWATCHTYPE_ANY); /* the child/exists watch */
-  return ZKL_ECANCELED;
+  return op_run_sync(c, OP_FIRED, ZKL__FOREVER, cancel_seen, 0, 0);
 }
 
 int zkl__contend_await_session(zkl__contender_t *c, unsigned cancel_seen) {
-  forget_node(c);
-  return await_connected(c, ZKL__FOREVER, &cancel_seen);
+  return op_run_sync(c, OP_CONNECTED, ZKL__FOREVER, cancel_seen, 0, 0);
 }
 
 void zkl__contend_forsake(zkl__contender_t *c) {

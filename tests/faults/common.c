@@ -230,12 +230,31 @@ static int async_wait(fc_held_t *h) {
   return h->async_rc;
 }
 
+static void watch_done(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token;
+  fc_held_t *h = arg;
+  h->watch_rc = rc;
+  h->watch_n++;
+}
+
 static int take(fc_held_t *h, int shared, int64_t t) {
   switch (h->kind) {
     case K_ASYNC: {
       h->async_done = 0;
       int rc = zkl_mutex_lock_async(h->m, t, async_done, h);
-      return rc != 0 ? rc : async_wait(h);
+      if (rc == 0) rc = async_wait(h);
+      if (rc == 0) { /* "your hold is gone", through the same fd */
+        h->watch_n = 0;
+        h->watch_rc = 1;
+        int w = zkl_mutex_watch_async(h->m, watch_done, h);
+        if (w != 0) {
+          fprintf(stderr, "worker %d: watch_async: %s\n", h->who,
+                  zkl_strerror(w));
+          abort();
+        }
+        h->watch_armed = 1;
+      }
+      return rc;
     }
     case K_MUTEX: return t < 0 ? zkl_mutex_lock(h->m)
                                : zkl_mutex_timedlock(h->m, t);
@@ -268,7 +287,10 @@ int fc_held_take(fc_held_t *h, int shared, int64_t timeout_ms) {
 int fc_held_ok(fc_held_t *h) {
   switch (h->kind) {
     case K_MUTEX:
-    case K_ASYNC: return zkl_mutex_holding(h->m) == 1;
+    case K_ASYNC:
+      zkl_session_dispatch(h->s); /* what waits, the hold's watch too */
+      return !(h->watch_armed && h->watch_n > 0) &&
+             zkl_mutex_holding(h->m) == 1;
     case K_RWLOCK: return zkl_rwlock_holding(h->l) > 0;
     case K_ELECTION: return zkl_election_is_leader(h->e) == 1;
   }
@@ -302,6 +324,16 @@ void fc_held_release(fc_held_t *h, int shared) {
   else if (h->kind == K_ASYNC) {
     h->async_done = 0;
     if (zkl_mutex_unlock_async(h->m, async_done, h) == 0) async_wait(h);
+    /* the watch ended exactly once, before the unlock's completion: 0 (we
+     * let go first) or ZKL_ELOST (the hold was gone) */
+    if (h->watch_armed &&
+        (h->watch_n != 1 || (h->watch_rc != 0 && h->watch_rc != ZKL_ELOST))) {
+      fprintf(stderr, "worker %d: the hold's watch completed %d times, "
+              "last with %s\n", h->who, h->watch_n,
+              zkl_err_name(h->watch_rc));
+      abort();
+    }
+    h->watch_armed = 0;
   } else if (h->kind == K_RWLOCK) zkl_rwlock_unlock(h->l);
   else {
     zkl_election_resign(h->e);

@@ -67,7 +67,8 @@ int fc_entered_after(const struct fc_log *l, int lane, int who, int after);
 /* ---- one face for the recipes --------------------------------------------- */
 
 /* K_ASYNC: a mutex taken and released with the async calls, the worker
- * polling the session's fd and dispatching until the completion comes */
+ * polling the session's fd and dispatching until the completion comes; its
+ * hold is watched, and a watch saying ZKL_ELOST ends its acting */
 typedef enum { K_MUTEX, K_RWLOCK, K_ELECTION, K_ASYNC } fc_kind_t;
 extern const char *fc_kind_names[];
 
@@ -80,6 +81,9 @@ typedef struct fc_held {
   int lane, who;
   zkl_session_t *s;        /* K_ASYNC: whose completions to dispatch */
   int async_done, async_rc;
+  /* K_ASYNC: the hold's watch (zkl_mutex_watch_async), armed at every
+   * grant: how many times it completed, and its last code */
+  int watch_armed, watch_n, watch_rc;
 } fc_held_t;
 
 /* The worker process's identity, for the session's state callback. */
