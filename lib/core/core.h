@@ -187,12 +187,12 @@ void zkl__dispatch_orphan(zkl__dispatch_t *d, const void *owner);
 
 /* ---- session internals (session.c) -------------------------------------- */
 
-/* A thread waiting for a node event or a session change.  Lives inside a
- * contender; registered with the session only while waiting.  Guarded by the
- * session's mutex. */
+/* An operation waiting for a node event or a session change.  Lives inside
+ * a contender; registered with the session only while waiting.  Guarded by
+ * the session's mutex.  What happened is recorded in it (fired, epoch...),
+ * so a wait registered before its operation runs misses nothing. */
 typedef struct zkl__waiter {
   struct zkl__waiter *prev, *next;
-  pthread_cond_t cv;          /* paired with the session's mutex          */
   const char *watch_path;     /* node watched now, or NULL; with
                                  watch_name, the parent of that node      */
   const char *watch_name;     /* NULL, or the watched node's name under
@@ -203,9 +203,9 @@ typedef struct zkl__waiter {
                                  may be gone (it wakes the waiter too)    */
   int fired_type;             /* ZOO_DELETED_EVENT, ZOO_CHANGED_EVENT ... */
   unsigned epoch;             /* session epoch when registered            */
-  /* An operation's waiter is woken by this call (it posts the operation
-   * to the engine) instead of the condition variable; NULL: a thread
-   * waits on cv.  Called with the session locked. */
+  /* Posts the waiting operation to whoever runs it (the engine, or a
+   * blocking caller); NULL while no operation runs.  Called with the
+   * session locked. */
   void (*wake)(struct zkl__waiter *w);
   /* the session's path tables (session.c): a watch event finds the
    * waiters of its path without looking at the others */
@@ -260,9 +260,6 @@ int zkl__health_locked(zkl_session_t *s);        /* with the session locked */
 int zkl__session_renews_locked(zkl_session_t *s);
 int zkl__session_renews(zkl_session_t *s);
 int64_t zkl__session_id_locked(zkl_session_t *s);
-/* With the session locked: waits on w->cv until signalled (0) or the
- * deadline (ZKL_ETIMEDOUT). */
-int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline);
 /* With the session locked: wakes every waiter watching path, as if its
  * watch had fired (it re-checks and re-arms). */
 void zkl__waiters_poke_path(zkl_session_t *s, const char *path);

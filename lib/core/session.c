@@ -140,11 +140,10 @@ static int opts_check(const zkl_session_opts_t *o) {
 
 /* ---- the watcher -------------------------------------------------------- */
 
-/* Wakes a waiter: an operation's is posted to the engine, a thread's
- * condition variable is signalled.  With s->mu held. */
+/* Wakes a waiter: its operation is posted to whoever runs it (none yet: it
+ * finds what happened in the waiter when it runs).  With s->mu held. */
 static void waiter_wake(zkl__waiter_t *w) {
   if (w->wake != NULL) w->wake(w);
-  else pthread_cond_signal(&w->cv);
 }
 
 /* ---- the path tables: waiters by the path they watch ---------------------- */
@@ -1037,20 +1036,14 @@ int zkl__session_health(zkl_session_t *s) {
   return h;
 }
 
-int zkl__session_wait(zkl_session_t *s, zkl__waiter_t *w, int64_t deadline) {
-  return zkl__cond_wait_until(&w->cv, &s->mu, deadline) == ETIMEDOUT
-             ? ZKL_ETIMEDOUT
-             : 0;
-}
-
 /* ---- waiters ---------------------------------------------------------------- */
 
 int zkl__waiter_init(zkl__waiter_t *w) {
   memset(w, 0, sizeof *w);
-  return zkl__cond_init(&w->cv);
+  return 0;
 }
 
-void zkl__waiter_fini(zkl__waiter_t *w) { pthread_cond_destroy(&w->cv); }
+void zkl__waiter_fini(zkl__waiter_t *w) { (void)w; }
 
 void zkl__session_lock(zkl_session_t *s) { pthread_mutex_lock(&s->mu); }
 void zkl__session_unlock(zkl_session_t *s) { pthread_mutex_unlock(&s->mu); }
