@@ -408,6 +408,9 @@ struct zkl__op {
   /* the shared listing our create is answered with (create_node) */
   struct listing *lst;
   zkl__op_t *lst_next;      /* among the listing's waiters              */
+  /* admission of an async create (create_node): let in, or waiting */
+  int admitted, adm_queued;
+  zkl__op_t *adm_next;
 };
 
 static const unsigned *op_cancel(zkl__op_t *o) {
@@ -704,6 +707,125 @@ static void listing_leave(zkl__op_t *o) {
   listing_unref(l);
 }
 
+/* ---- admission: how many async creates a session has in flight -------------
+ * A loop may submit 10,000 acquisitions in one go.  Sent all at once, their
+ * creates and the client's buffers for them (about 700 bytes each) would
+ * be in flight together, leaving megabytes of holes in the heap once
+ * answered, and a burst the server must absorb.  So at most ADMIT_WINDOW
+ * async creates of a session are in flight; the others wait in arrival
+ * order (FIFO: their nodes are made in the order the calls were made), and
+ * are let in by halves, so that each batch still shares one listing.
+ * Blocking calls are not counted: each has its own thread. */
+
+#define ADMIT_WINDOW 512
+
+typedef struct admission {
+  struct admission *next;
+  zkl_session_t *s;
+  int inflight;
+  zkl__op_t *head, *tail; /* waiting, FIFO (adm_next) */
+} admission_t;
+
+static admission_t *admissions; /* under open_mu */
+
+static admission_t *admission_of(zkl_session_t *s, int make) {
+  admission_t *a = admissions;
+  while (a != NULL && a->s != s) a = a->next;
+  if (a == NULL && make && (a = calloc(1, sizeof *a)) != NULL) {
+    a->s = s;
+    a->next = admissions;
+    admissions = a;
+  }
+  return a;
+}
+
+static void admission_drop_locked(admission_t *a) {
+  if (a->inflight > 0 || a->head != NULL) return;
+  for (admission_t **p = &admissions; *p != NULL; p = &(*p)->next)
+    if (*p == a) {
+      *p = a->next;
+      break;
+    }
+  free(a);
+}
+
+/* 1: o may send its create now; 0: o waits (o->admitted once let in). */
+static int admit(zkl__op_t *o) {
+  pthread_mutex_lock(&open_mu);
+  admission_t *a = admission_of(o->c->s, 1);
+  int now = a == NULL || (a->head == NULL && a->inflight < ADMIT_WINDOW);
+  if (a != NULL && now) a->inflight++;
+  else if (a != NULL) {
+    o->adm_queued = 1;
+    o->adm_next = NULL;
+    if (a->tail != NULL) a->tail->adm_next = o;
+    else a->head = o;
+    a->tail = o;
+  }
+  o->admitted = now && a != NULL;
+  pthread_mutex_unlock(&open_mu);
+  return now;
+}
+
+/* o's create was answered (or o ends): the next ones may go, by halves. */
+static void admit_done(zkl__op_t *o) {
+  if (!o->admitted) return;
+  o->admitted = 0;
+  zkl__op_t *go = NULL;
+  pthread_mutex_lock(&open_mu);
+  admission_t *a = admission_of(o->c->s, 0);
+  if (a != NULL) {
+    a->inflight--;
+    if (a->inflight <= ADMIT_WINDOW / 2)
+      while (a->head != NULL && a->inflight < ADMIT_WINDOW) {
+        zkl__op_t *x = a->head;
+        a->head = x->adm_next;
+        if (a->head == NULL) a->tail = NULL;
+        x->adm_queued = 0;
+        x->admitted = 1;
+        a->inflight++;
+        x->adm_next = go; /* reversed: put back in order below */
+        go = x;
+      }
+    admission_drop_locked(a);
+  }
+  pthread_mutex_unlock(&open_mu);
+  zkl__op_t *in_order = NULL;
+  while (go != NULL) {
+    zkl__op_t *x = go;
+    go = x->adm_next;
+    x->adm_next = in_order;
+    in_order = x;
+  }
+  while (in_order != NULL) { /* posted together: they share a listing */
+    zkl__op_t *x = in_order;
+    in_order = x->adm_next;
+    x->adm_next = NULL;
+    op_post(x);
+  }
+}
+
+/* o no longer waits to be let in (canceled, timed out, freed). */
+static void admit_leave(zkl__op_t *o) {
+  if (!o->adm_queued) return;
+  pthread_mutex_lock(&open_mu);
+  admission_t *a = admission_of(o->c->s, 0);
+  if (a != NULL) {
+    zkl__op_t *prev = NULL;
+    for (zkl__op_t *x = a->head; x != NULL; prev = x, x = x->adm_next)
+      if (x == o) {
+        if (prev != NULL) prev->adm_next = o->adm_next;
+        else a->head = o->adm_next;
+        if (a->tail == o) a->tail = prev;
+        break;
+      }
+    admission_drop_locked(a);
+  }
+  o->adm_queued = 0;
+  o->adm_next = NULL;
+  pthread_mutex_unlock(&open_mu);
+}
+
 /* Fills o's queue from its (answered) listing: the contenders sorted
  * once, our node found by binary search, the blockers below it collected
  * as queue_fill() does.  0, or -1 to list on our own (no memory, or an
@@ -795,6 +917,21 @@ static int op_create_node(zkl__op_t *o) {
   pt_t *pt = &o->pt_create;
   PT_BEGIN(pt);
   memset(&o->q, 0, sizeof o->q);
+  if (o->sync == NULL && !admit(o)) {
+    PT_AWAIT(o, pt,
+             o->admitted || canceled(c, op_cancel(o)) ||
+                 zkl__now_ns() >= c->dl ||
+                 (o->deadline != ZKL__TRY && zkl__now_ns() >= o->deadline),
+             o->deadline != ZKL__TRY && o->deadline < c->dl ? o->deadline
+                                                             : c->dl);
+    if (!o->admitted) {
+      admit_leave(o);
+      PT_RETURN(pt, canceled(c, op_cancel(o))
+                        ? zkl__fail(ZKL_ECANCELED, "%s: canceled", c->root)
+                        : zkl__fail(ZKL_ETIMEDOUT, "%s: not queued in time "
+                                    "(waiting to send its create)", c->root));
+    }
+  }
   zkl__prefix_new(c->prefix);
   size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
   if ((o->want_path = malloc(want)) == NULL) PT_RETURN(pt, ZKL_ENOMEM);
@@ -823,6 +960,7 @@ static int op_create_node(zkl__op_t *o) {
       struct Stat st;
       int zrc = zkl__zk_create_wait(o->k, c->dl, &made, &st);
       o->k = NULL;
+      admit_done(o); /* answered (or given up): the next may go */
       if (zrc == ZOK) {
         adopt_node(c, made, &st);
         if (o->kl != NULL) {
@@ -1547,6 +1685,8 @@ static int op_fired(zkl__op_t *o) {
 /* ---- running operations ------------------------------------------------------- */
 
 static void op_free(zkl__op_t *o) {
+  admit_leave(o);
+  admit_done(o);
   listing_leave(o);
   queue_free(&o->q);
   free(o->want_path);

@@ -216,6 +216,46 @@ START_TEST(thousand_pending_fifo) {
 }
 END_TEST
 
+/* More async acquisitions than a session sends creates for at once (512):
+ * the later ones wait their turn to send, and a deadline or a cancel still
+ * ends them there, with no node; destroy ends the others. */
+#define ADMIT_N 1200
+
+START_TEST(waiting_to_send_the_create) {
+  char root[128];
+  it_root(root, sizeof root, "async-admit");
+  zkl_session_t *s = it_session(), *h = it_session();
+  zkl_mutex_t *hm = it_mutex(h, root);
+  ck_assert_int_eq(zkl_mutex_lock(hm), 0);
+  zkl_mutex_t **m = calloc(ADMIT_N, sizeof *m);
+  got_t *g = calloc(ADMIT_N, sizeof *g);
+  for (int i = 0; i < ADMIT_N; i++) {
+    m[i] = it_mutex(s, root);
+    ck_assert_int_eq(zkl_mutex_lock_async(m[i], i == ADMIT_N - 2 ? 1 : -1,
+                                          record, &g[i]),
+                     0);
+  }
+  ck_assert_int_eq(zkl_mutex_cancel(m[ADMIT_N - 1]), 0);
+  ck_assert(loop_until(s, &g[ADMIT_N - 1].n, 20000));
+  ck_assert(loop_until(s, &g[ADMIT_N - 2].n, 20000));
+  ck_assert_int_eq(g[ADMIT_N - 2].rc, ZKL_ETIMEDOUT);
+  ck_assert_int_eq(g[ADMIT_N - 1].rc, ZKL_ECANCELED);
+  /* every other one queued behind the holder (thousand_pending_fifo shows
+   * the order across the batches), none granted */
+  ck_assert(it_wait_children(h, root, ADMIT_N - 2 + 1, 30000));
+  for (int i = 0; i < ADMIT_N - 2; i++) ck_assert_int_eq(g[i].n, 0);
+  for (int i = 0; i < ADMIT_N; i++) zkl_mutex_destroy(m[i]);
+  ck_assert_int_eq(it_children(h, root, NULL), 1); /* the holder only */
+  ck_assert_int_eq(zkl_mutex_unlock(hm), 0);
+  ck_assert_int_eq(it_children(h, root, NULL), 0);
+  zkl_mutex_destroy(hm);
+  zkl_session_close(s);
+  zkl_session_close(h);
+  free(m);
+  free(g);
+}
+END_TEST
+
 /* ---- cancel and destroy from a completion ------------------------------ */
 
 typedef struct chain {
@@ -657,6 +697,7 @@ Suite *async_suite(void) {
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, try_and_timeout);
   tcase_add_test(tc, thousand_pending_fifo);
+  tcase_add_test(tc, waiting_to_send_the_create);
   tcase_add_test(tc, cancel_and_destroy_from_completion);
   tcase_add_test(tc, destroy_before_dispatch);
   tcase_add_test(tc, destroy_other_in_same_batch);
