@@ -44,7 +44,10 @@ static void lock_cancel(locker_t *l) {
  * ZKL_ECANCELED when we let go of it first. */
 static void on_gone(void *obj, int rc, uint64_t token, void *arg) {
   (void)obj, (void)token, (void)arg;
-  if (rc != 0 && rc != ZKL_ECANCELED) cli_loop_post_arg(CLI_EV_NODE, rc);
+  if (rc == ZKL_ELOST) cli_loop_post_arg(CLI_EV_NODE, rc);
+  else if (rc != 0 && rc != ZKL_ECANCELED) /* the session's state speaks */
+    fprintf(stderr, "zkl: warning: cannot watch the lock's node: %s\n",
+            zkl_strerror(rc));
 }
 
 /* Asks to be told when the hold is gone, so that its node's deletion by

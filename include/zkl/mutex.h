@@ -188,8 +188,8 @@ ZKL_EXTERN int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb,
  *                   says ZKL_ELOST) until zkl_mutex_unlock_async(), which
  *                   then completes with ZKL_ELOST.
  *   0               the object let go first: zkl_mutex_unlock_async() was
- *                   accepted, or the grant was given up as it was
- *                   dispatched (this completion comes before theirs).
+ *                   accepted (this completion comes before the unlock's),
+ *                   or a grant was given up as it was dispatched.
  *   ZKL_ECANCELED   zkl_mutex_destroy() (m must not be used: it is freed).
  *   other <0        ZooKeeper refused to watch the node (e.g. ZNOAUTH).
  * While the connection is down the hold is in doubt, not gone: that is the

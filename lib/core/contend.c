@@ -408,8 +408,9 @@ struct zkl__op {
   /* the shared listing our create is answered with (create_node) */
   struct listing *lst;
   zkl__op_t *lst_next;      /* among the listing's waiters              */
-  /* admission of an async create (create_node): let in, or waiting */
-  int admitted, adm_queued;
+  /* admission of an async create (create_node): let in, or waiting; let
+   * in by another's answer and not sent yet */
+  int admitted, adm_queued, adm_unsent;
   zkl__op_t *adm_next;
 };
 
@@ -723,6 +724,7 @@ typedef struct admission {
   struct admission *next;
   zkl_session_t *s;
   int inflight;
+  int unsent;             /* let in by admit_done, create not sent yet  */
   zkl__op_t *head, *tail; /* waiting, FIFO (adm_next) */
 } admission_t;
 
@@ -740,7 +742,7 @@ static admission_t *admission_of(zkl_session_t *s, int make) {
 }
 
 static void admission_drop_locked(admission_t *a) {
-  if (a->inflight > 0 || a->head != NULL) return;
+  if (a->inflight > 0 || a->unsent > 0 || a->head != NULL) return;
   for (admission_t **p = &admissions; *p != NULL; p = &(*p)->next)
     if (*p == a) {
       *p = a->next;
@@ -753,7 +755,9 @@ static void admission_drop_locked(admission_t *a) {
 static int admit(zkl__op_t *o) {
   pthread_mutex_lock(&open_mu);
   admission_t *a = admission_of(o->c->s, 1);
-  int now = a == NULL || (a->head == NULL && a->inflight < ADMIT_WINDOW);
+  /* nobody waiting, nobody let in before and not yet sent: FIFO */
+  int now = a == NULL || (a->head == NULL && a->unsent == 0 &&
+                          a->inflight < ADMIT_WINDOW);
   if (a != NULL && now) a->inflight++;
   else if (a != NULL) {
     o->adm_queued = 1;
@@ -783,6 +787,8 @@ static void admit_done(zkl__op_t *o) {
         if (a->head == NULL) a->tail = NULL;
         x->adm_queued = 0;
         x->admitted = 1;
+        x->adm_unsent = 1;
+        a->unsent++;
         a->inflight++;
         x->adm_next = go; /* reversed: put back in order below */
         go = x;
@@ -803,6 +809,19 @@ static void admit_done(zkl__op_t *o) {
     x->adm_next = NULL;
     op_post(x);
   }
+}
+
+/* o, let in by admit_done(), sends its create now (or ends). */
+static void admit_sent(zkl__op_t *o) {
+  if (!o->adm_unsent) return;
+  o->adm_unsent = 0;
+  pthread_mutex_lock(&open_mu);
+  admission_t *a = admission_of(o->c->s, 0);
+  if (a != NULL) {
+    a->unsent--;
+    admission_drop_locked(a);
+  }
+  pthread_mutex_unlock(&open_mu);
 }
 
 /* o no longer waits to be let in (canceled, timed out, freed). */
@@ -917,13 +936,15 @@ static int op_create_node(zkl__op_t *o) {
   pt_t *pt = &o->pt_create;
   PT_BEGIN(pt);
   memset(&o->q, 0, sizeof o->q);
-  if (o->sync == NULL && !admit(o)) {
+  /* a try is not held back: it sends a create only if the lock is free */
+  if (o->sync == NULL && o->deadline != ZKL__TRY && !admit(o)) {
     PT_AWAIT(o, pt,
              o->admitted || canceled(c, op_cancel(o)) ||
                  zkl__now_ns() >= c->dl ||
                  (o->deadline != ZKL__TRY && zkl__now_ns() >= o->deadline),
              o->deadline != ZKL__TRY && o->deadline < c->dl ? o->deadline
                                                              : c->dl);
+    admit_sent(o);
     if (!o->admitted) {
       admit_leave(o);
       PT_RETURN(pt, canceled(c, op_cancel(o))
@@ -948,7 +969,7 @@ static int op_create_node(zkl__op_t *o) {
                 ? zkl__zk_children_send(c->s, c->root, 0)
                 : NULL;
     zkl__zcall_notify(o->k, op_post, o);
-    zkl__zcall_notify(o->kl, op_post, o);
+    if (o->kl != NULL) zkl__zcall_notify(o->kl, op_post, o);
     PT_AWAIT(o, pt,
              (zkl__zcall_ready(o->k) &&
               (o->lst == NULL || o->lst->state == LST_DONE) &&
@@ -1563,6 +1584,7 @@ static int op_hold(zkl__op_t *o) {
                                  op_cancel(o))) != WOKE_NONE,
                ZKL__FOREVER);
     else op_unwait(o);
+    if (o->zrc == ZNONODE) drop_watch(c, c->node); /* set on no node */
     if (canceled(c, op_cancel(o))) PT_RETURN(pt, ZKL_ECANCELED);
     if (o->zrc == ZNONODE) PT_RETURN(pt, GONE);
     if (o->zrc != ZOK && o->zrc != ZKL__ZTIMEDOUT && !retryable(o->zrc))
@@ -1611,7 +1633,10 @@ static int op_hold_turn(zkl__op_t *o) {
                  WOKE_NONE,
              ZKL__FOREVER);
   else op_unwait(o);
-  if (o->zrc == ZNONODE) PT_RETURN(pt, GONE);
+  if (o->zrc == ZNONODE) {
+    drop_watch(c, c->node); /* an exists watch is set on no node too */
+    PT_RETURN(pt, GONE);
+  }
   /* The watch on our node is not withdrawn: a caller canceling a hold
    * deletes the node next, which ends the watch on the server. */
   if (o->why == WOKE_CANCEL || canceled(c, op_cancel(o)))
@@ -1686,6 +1711,7 @@ static int op_fired(zkl__op_t *o) {
 
 static void op_free(zkl__op_t *o) {
   admit_leave(o);
+  admit_sent(o);
   admit_done(o);
   listing_leave(o);
   queue_free(&o->q);
@@ -1878,7 +1904,13 @@ int zkl__contend_release(zkl__contender_t *c) {
 }
 
 int zkl__contend_release_nowait(zkl__contender_t *c) {
-  return op_run_sync(c, OP_RELEASE_NOWAIT, 0, 0, 0, 0);
+  int rc = op_run_sync(c, OP_RELEASE_NOWAIT, 0, 0, 0, 0);
+  /* the operation could not even start (no memory, no condition
+   * variable): the janitor deletes the node, which must not be left
+   * behind us (the election queues again right after) */
+  if ((rc == ZKL_ENOMEM || rc == ZKL_ESYSTEM) && c->node != NULL)
+    to_janitor(c);
+  return rc;
 }
 
 /* ---- holding and observing (election) ------------------------------------------ */

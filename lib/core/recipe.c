@@ -308,6 +308,16 @@ static void arec_check(zkl__done_t *d) {
                            "the completion was dispatched");
 }
 
+/* With own.mu held, which it releases: queues x's completion (an orphan's
+ * if destroy has begun), and the call leaves the object (destroy may go
+ * on from here). */
+static void arec_queue(zkl__recipe_t *r, arec_t *x) {
+  if (r->own.dying) arec_orphan(&x->d);
+  pthread_mutex_unlock(&r->own.mu);
+  zkl__dispatch_post(zkl__session_dispatch_queue(r->s), &x->d);
+  zkl__owner_leave(&r->own);
+}
+
 /* An async call's operation ended (on the engine): the object's state
  * follows, the completion is queued, and the call leaves the object. */
 static void arec_done(int rc, const char *detail, void *arg) {
@@ -325,10 +335,7 @@ static void arec_done(int rc, const char *detail, void *arg) {
     r->ops->granted(r, -1);
     zkl__owner_free(&r->own);
   }
-  if (r->own.dying) arec_orphan(&x->d);
-  pthread_mutex_unlock(&r->own.mu);
-  zkl__dispatch_post(zkl__session_dispatch_queue(x->c->s), &x->d);
-  zkl__owner_leave(&r->own); /* destroy may go on from here */
+  arec_queue(r, x);
 }
 
 static arec_t *arec_new(zkl__recipe_t *r, int mode, int release,
@@ -479,10 +486,7 @@ static void watch_done(int rc, const char *detail, void *arg) {
   }
   x->rc = rc;
   arec_set_detail(x, detail);
-  if (r->own.dying) arec_orphan(&x->d);
-  pthread_mutex_unlock(&r->own.mu);
-  zkl__dispatch_post(zkl__session_dispatch_queue(r->s), &x->d);
-  zkl__owner_leave(&r->own);
+  arec_queue(r, x);
 }
 
 int zkl__recipe_watch_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
@@ -493,6 +497,13 @@ int zkl__recipe_watch_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   if (rc != 0) return rc;
   x->watch = 1;
   pthread_mutex_lock(&r->own.mu);
+  /* destroy sets dying under own.mu before it ends the watch: a watch
+   * started after that would never be ended */
+  if (r->own.dying) {
+    pthread_mutex_unlock(&r->own.mu);
+    return async_refuse(r, x, zkl__fail(ZKL_ECANCELED, "the %s is being "
+                                        "destroyed", ops->name));
+  }
   zkl__contender_t *c = objects(r) != 0 ? ops->backing(r) : NULL;
   if (c == NULL || c->node == NULL || r->watch != NULL) {
     pthread_mutex_unlock(&r->own.mu);
