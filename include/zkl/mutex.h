@@ -156,12 +156,15 @@ ZKL_EXTERN int zkl_mutex_unlock(zkl_mutex_t *m);
  * On every failure the object holds nothing and no node of the call is
  * left.  The call itself returns:
  *   0           accepted: the completion will come.
- *   ZKL_EBUSY   the object already holds or is acquiring (an async call),
- *               or a thread holds or is acquiring through it.
+ *   ZKL_EBUSY   the object already holds or is acquiring (an async call
+ *               whose completion has not been dispatched yet), or a
+ *               thread holds or is acquiring through it.
  *   ZKL_ECANCELED  destroy has begun.
  *   ZKL_EINVAL  m or cb is NULL.  ZKL_ENOMEM.
- * and then cb is never called.  Thread-safe: from any thread, including
- * from a completion. */
+ * and then cb is never called.  An async call lasts until its completion
+ * is dispatched: until then the object takes no other async call, and a
+ * hold it granted can be released or watched only once that completion
+ * has come.  Thread-safe: from any thread, including from a completion. */
 ZKL_EXTERN int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms,
                                     zkl_done_fn cb, void *arg);
 
@@ -173,7 +176,8 @@ ZKL_EXTERN int zkl_mutex_lock_async(zkl_mutex_t *m, int64_t timeout_ms,
  *   0           accepted.
  *   ZKL_EPERM   the object holds nothing through an async call (or a
  *               thread's blocking hold: release that with
- *               zkl_mutex_unlock()), or its release is under way.
+ *               zkl_mutex_unlock()), its release is under way, or the
+ *               completion of its acquisition has not been dispatched.
  *   ZKL_ECANCELED, ZKL_EINVAL, ZKL_ENOMEM: as zkl_mutex_lock_async(). */
 ZKL_EXTERN int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb,
                                       void *arg);
@@ -200,7 +204,8 @@ ZKL_EXTERN int zkl_mutex_unlock_async(zkl_mutex_t *m, zkl_done_fn cb,
  * and no thread.  The call returns:
  *   0           accepted: the completion will come.
  *   ZKL_EPERM   the object holds nothing through an async call (a
- *               thread's blocking hold is not watched).
+ *               thread's blocking hold is not watched), or the completion
+ *               of its acquisition has not been dispatched.
  *   ZKL_EBUSY   a watch of the hold is already pending.
  *   ZKL_ECANCELED  destroy has begun.
  *   ZKL_EINVAL  m or cb is NULL.  ZKL_ENOMEM.

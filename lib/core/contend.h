@@ -210,6 +210,10 @@ typedef struct zkl__recipe {
   atomic_uint hold_cancel;
   void *watch;
   int hold_gone;     /* the async hold's node is known to be gone */
+  /* An async acquisition or release whose completion has not been
+   * dispatched yet: the call lasts until then (own.busy stays set, a
+   * hold it granted is not the caller's to release or watch yet). */
+  int async_pending;
 } zkl__recipe_t;
 
 /* The public calls of a lock-like recipe, with their documented codes.

@@ -256,6 +256,15 @@ static void arec_set_detail(arec_t *x, const char *detail) {
 
 static void arec_run(zkl__done_t *d, int deliver) {
   arec_t *x = (arec_t *)d;
+  zkl__recipe_t *r = x->r; /* NULL once orphaned: destroyed */
+  if (r != NULL && !x->watch) {
+    /* the call ends as its completion is dispatched: from here the
+     * object takes the next one (it stays busy while it holds) */
+    pthread_mutex_lock(&r->own.mu);
+    r->async_pending = 0;
+    if (x->release || x->rc != 0) zkl__owner_free(&r->own);
+    pthread_mutex_unlock(&r->own.mu);
+  }
   if (deliver) {
     if (x->detail != NULL) zkl__fail(x->rc, "%s", x->detail);
     else zkl__clear_error();
@@ -265,15 +274,17 @@ static void arec_run(zkl__done_t *d, int deliver) {
   free(x);
 }
 
+/* The object is destroyed before x was dispatched: whatever x said, it
+ * comes with ZKL_ECANCELED (a hold it granted is released by destroy), so
+ * that no callback acts on, or retries with, a freed object. */
 static void arec_orphan(zkl__done_t *d) {
   arec_t *x = (arec_t *)d;
   x->r = NULL;
-  if (x->rc == 0) { /* destroy releases the hold */
-    x->rc = ZKL_ECANCELED;
-    x->token = 0;
+  if (x->rc != ZKL_ECANCELED || x->detail == NULL)
     arec_set_detail(x, "the object was destroyed before the completion "
                        "was dispatched");
-  }
+  x->rc = ZKL_ECANCELED;
+  x->token = 0;
 }
 
 /* At dispatch: a grant is reported only while its hold is good (the rule
@@ -295,8 +306,7 @@ static void arec_check(zkl__done_t *d) {
   if (objects(r) != 0) {
     watch_end_locked(r, 1);
     zkl__contend_forsake(x->c);
-    r->ops->granted(r, -1);
-    zkl__owner_free(&r->own);
+    r->ops->granted(r, -1); /* arec_run frees the object (rc != 0) */
   }
   pthread_mutex_unlock(&r->own.mu);
   x->rc = h;
@@ -332,8 +342,7 @@ static void arec_done(int rc, const char *detail, void *arg) {
     r->async_mode = x->mode;
     r->hold_gone = 0;
   } else {
-    r->ops->granted(r, -1);
-    zkl__owner_free(&r->own);
+    r->ops->granted(r, -1); /* holds nothing; busy until dispatched */
   }
   arec_queue(r, x);
 }
@@ -403,12 +412,14 @@ int zkl__recipe_acquire_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   }
   r->own.busy = 1;
   r->own.async = 1;
+  r->async_pending = 1;
   ops->granted(r, -1);
   pthread_mutex_unlock(&r->own.mu);
   x->c = ops->contender(r, mode);
   rc = zkl__contend_acquire_start(x->c, deadline, cancel_seen, arec_done, x);
   if (rc != 0) {
     pthread_mutex_lock(&r->own.mu);
+    r->async_pending = 0;
     zkl__owner_free(&r->own);
     pthread_mutex_unlock(&r->own.mu);
     async_refuse(r, x, rc);
@@ -424,18 +435,20 @@ int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   if (rc != 0) return rc;
   pthread_mutex_lock(&r->own.mu);
   int bits = objects(r);
-  if (bits == 0) {
+  if (bits == 0 || r->async_pending) {
     int thread = mine(r) != 0;
     pthread_mutex_unlock(&r->own.mu);
     return async_refuse(r, x, zkl__fail(ZKL_EPERM, thread
                             ? "the calling thread holds %s: release it "
                               "with the blocking unlock"
                             : "%s is not held through an async call (or "
-                              "its release is under way)",
+                              "the completion of its acquisition or "
+                              "release is not dispatched yet)",
                             r->root));
   }
   x->c = ops->backing(r);
   x->mode = r->async_mode;
+  r->async_pending = 1;
   /* its completion (0) is queued before this release's */
   watch_end_locked(r, 1);
   ops->unhold(r); /* an async hold has one level: now it holds nothing */
@@ -443,6 +456,7 @@ int zkl__recipe_release_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
   rc = zkl__contend_release_start(x->c, 0, arec_done, x);
   if (rc != 0) { /* still held: as before the call */
     pthread_mutex_lock(&r->own.mu);
+    r->async_pending = 0;
     ops->granted(r, r->async_mode);
     pthread_mutex_unlock(&r->own.mu);
     async_refuse(r, x, rc);
@@ -504,7 +518,8 @@ int zkl__recipe_watch_async(zkl__recipe_t *r, const zkl__recipe_ops_t *ops,
     return async_refuse(r, x, zkl__fail(ZKL_ECANCELED, "the %s is being "
                                         "destroyed", ops->name));
   }
-  zkl__contender_t *c = objects(r) != 0 ? ops->backing(r) : NULL;
+  zkl__contender_t *c =
+      objects(r) != 0 && !r->async_pending ? ops->backing(r) : NULL;
   if (c == NULL || c->node == NULL || r->watch != NULL) {
     pthread_mutex_unlock(&r->own.mu);
     return async_refuse(r, x, c == NULL || c->node == NULL

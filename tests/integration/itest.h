@@ -52,6 +52,7 @@ void it_proxy_stop(it_proxy_t *x);
 Suite *proxy_suite(void);
 Suite *inspect_suite(void); /* test-inspect.c */
 Suite *async_suite(void);   /* test-async.c */
+Suite *async_random_suite(void); /* test-async-random.c */
 
 /* Adds an ephemeral non-contender child to root, so that the server does
  * not reap the (container) root while the test still reads its data. */
