@@ -863,7 +863,7 @@ static void no_node_left(void) {
       }
       viol(-1, "%d node(s) left under %s:%s", n, A->path[p], names);
     }
-    if (n != 0) deallocate_String_vector(&v);
+    deallocate_String_vector(&v); /* its data even when empty */
   }
 }
 
