@@ -18,6 +18,7 @@
 #include "zkl/mutex.h"
 #include "zkl/rwlock.h"
 #include "zkl/election.h"
+#include "zkl/queue.h"
 #include "zkl/inspect.h"
 
 #endif /* ZKL_H */

@@ -9,7 +9,7 @@
 # libuv and libevent for the event-loop adapters' examples.
 ZKL_PACKAGES="gcc g++ make autoconf automake libtool pkg-config \
 libzookeeper-mt-dev uuid-dev check valgrind zookeeper default-jre-headless \
-python3 python3-kazoo iproute2 util-linux coreutils procps \
+python3 python3-kazoo default-jdk-headless libcurator-recipes-java iproute2 util-linux coreutils procps \
 docker-compose gnuplot-nox man-db libuv1-dev libevent-dev"
 
 zkl_log() { printf '==> %s\n' "$*" >&2; }

@@ -32,7 +32,9 @@ extern "C" {
   XX(ESYSTEM,    -1012, "system error (thread or clock)")                      \
   XX(EPROTO,     -1013, "contender node keeps vanishing")                      \
   XX(EDEADLK,    -1014, "would deadlock: read hold cannot become a write hold") \
-  XX(ENOENT,     -1015, "nobody leads now")
+  XX(ENOENT,     -1015, "nobody leads now")                                    \
+  XX(EEMPTY,     -1016, "queue is empty")                                      \
+  XX(EFULL,      -1017, "queue is full")
 
 typedef enum zkl_errno {
 #define ZKL__ERR_ENUM(name, value, msg) ZKL_##name = (value),

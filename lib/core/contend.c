@@ -312,34 +312,6 @@ static void drop_watch(zkl__contender_t *c, const char *path) {
  * function's own line counter says where it stands; it is 0 again
  * whenever the function has returned its result (PT_RETURN). */
 
-#define PT_WAIT INT_MIN /* "not yet": no result uses it */
-typedef unsigned short pt_t; /* a source line (this file is far shorter) */
-#define PT_BEGIN(pt) switch (*(pt)) { case 0:;
-#define PT_END(pt) } *(pt) = 0
-#define PT_RETURN(pt, v) do { *(pt) = 0; return (v); } while (0)
-/* Resumes here until cond holds; the engine runs us again on any wake,
- * and at `when` (ZKL__FOREVER: no timer). */
-#define PT_AWAIT(o, pt, cond, when)                \
-  do {                                             \
-    *(pt) = __LINE__;                              \
-    __attribute__((fallthrough));                  \
-    case __LINE__:                                 \
-    if (!(cond)) {                                 \
-      (o)->wake_at = (when);                       \
-      return PT_WAIT;                              \
-    }                                              \
-  } while (0)
-/* Runs a step function to its end: var = its result (set only then: the
- * callee may use var's field meanwhile). */
-#define PT_CALL(pt, var, call)                     \
-  do {                                             \
-    *(pt) = __LINE__;                              \
-    __attribute__((fallthrough));                  \
-    case __LINE__:;                                \
-    int pt_r_ = (call);                            \
-    if (pt_r_ == PT_WAIT) return PT_WAIT;          \
-    (var) = pt_r_;                                 \
-  } while (0)
 /* Sends a request (k = the send) and waits for its answer or c->dl. */
 #define PT_REQUEST(o, pt, k, send)                                    \
   do {                                                                \
@@ -357,7 +329,8 @@ enum {
   OP_HOLD_TURN,  /* until the hold is gone, or anything else moved       */
   OP_OWNED,      /* is our node still there, and our session's?          */
   OP_CONNECTED,  /* until the session is connected (a new one, after LOST) */
-  OP_FIRED       /* until the registered waiter fires                    */
+  OP_FIRED,      /* until the registered waiter fires                    */
+  OP_CUSTOM      /* a recipe's own step function (zkl__op_run)           */
 };
 
 struct zkl__op {
@@ -370,6 +343,9 @@ struct zkl__op {
   char *detail;             /* the last detail message it recorded      */
   zkl__op_done_fn done;
   void *arg;
+  zkl__step_fn step;        /* OP_CUSTOM: the recipe's step and state   */
+  void *ctx;
+  int rel_nowait;           /* OP_CUSTOM: zkl__op_release()'s kind      */
   /* where each step function stands (0: not running) */
   pt_t pt_main, pt_conn, pt_create, pt_root, pt_recover, pt_find, pt_list,
       pt_peek, pt_self, pt_turn, pt_watch, pt_arm, pt_confirm, pt_abandon,
@@ -418,6 +394,12 @@ static const unsigned *op_cancel(zkl__op_t *o) {
   return o->what == OP_RELEASE || o->what == OP_RELEASE_NOWAIT
              ? NULL
              : &o->cancel_seen;
+}
+
+/* Does a release through o never wait for a connection? */
+static int op_nowait(const zkl__op_t *o) {
+  return o->what == OP_RELEASE_NOWAIT ||
+         (o->what == OP_CUSTOM && o->rel_nowait);
 }
 
 static void op_wait_poke(struct op_wait *w);
@@ -1516,7 +1498,7 @@ static int op_release(zkl__op_t *o) {
   pt_t *pt = &o->pt_main;
   PT_BEGIN(pt);
   if (c->node == NULL) PT_RETURN(pt, ZKL_ELOST);
-  if (o->what == OP_RELEASE) {
+  if (!op_nowait(o)) {
     if (zkl__session_health(c->s) == ZKL_ELOST ||
         zkl_session_id(c->s) != c->session_id) {
       forget_node(c);
@@ -1737,6 +1719,7 @@ static int op_step(zkl__op_t *o) {
   case OP_OWNED: rc = op_owned(o); break;
   case OP_CONNECTED: rc = op_connected(o); break;
   case OP_FIRED: rc = op_fired(o); break;
+  case OP_CUSTOM: rc = o->step(o, o->ctx); break;
   default: rc = op_release(o); break;
   }
   if (zkl_last_error()[0] != '\0') { /* this step's; the last one stands */
@@ -1855,8 +1838,19 @@ static void op_wait_poke(struct op_wait *w) {
   pthread_mutex_unlock(&w->mu);
 }
 
+static int op_run_sync_step(zkl__contender_t *c, int what, zkl__step_fn step,
+                            void *ctx, int64_t deadline, unsigned cancel_seen,
+                            unsigned epoch0, int fresh);
+
 static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
                        unsigned cancel_seen, unsigned epoch0, int fresh) {
+  return op_run_sync_step(c, what, NULL, NULL, deadline, cancel_seen, epoch0,
+                          fresh);
+}
+
+static int op_run_sync_step(zkl__contender_t *c, int what, zkl__step_fn step,
+                            void *ctx, int64_t deadline, unsigned cancel_seen,
+                            unsigned epoch0, int fresh) {
   struct op_wait w = {.posted = 0};
   if (pthread_mutex_init(&w.mu, NULL) != 0) return ZKL_ESYSTEM;
   if (zkl__cond_init(&w.cv) != 0) {
@@ -1869,6 +1863,8 @@ static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
     o->sync = &w;
     o->epoch0 = epoch0;
     o->fresh = fresh;
+    o->step = step;
+    o->ctx = ctx;
     rc = op_claim(c, o);
   }
   if (o != NULL && rc == 0) {
@@ -2010,3 +2006,64 @@ int zkl__contend_hold_again(zkl__contender_t *c) {
                      c->root);
   return h;
 }
+
+/* ---- a recipe's own operations ------------------------------------------------ */
+
+int zkl__op_run(zkl__contender_t *c, zkl__step_fn step, void *ctx,
+                int64_t deadline, unsigned cancel_seen) {
+  return op_run_sync_step(c, OP_CUSTOM, step, ctx, deadline, cancel_seen, 0,
+                          0);
+}
+
+int zkl__op_start(zkl__contender_t *c, zkl__step_fn step, void *ctx,
+                  int64_t deadline, unsigned cancel_seen,
+                  zkl__op_done_fn done, void *arg) {
+  zkl__op_t *o = op_new(c, OP_CUSTOM, deadline, cancel_seen);
+  if (o == NULL) return ZKL_ENOMEM;
+  o->step = step;
+  o->ctx = ctx;
+  o->done = done;
+  o->arg = arg;
+  return op_claim(c, o);
+}
+
+void zkl__op_sleep(zkl__op_t *o, int64_t when) { o->wake_at = when; }
+
+void zkl__op_notify(zkl__op_t *o, zkl__zcall_t *k) {
+  zkl__zcall_notify(k, op_post, o);
+}
+
+int64_t zkl__op_deadline(const zkl__op_t *o) { return o->deadline; }
+
+zkl__contender_t *zkl__op_contender(const zkl__op_t *o) { return o->c; }
+
+int zkl__op_canceled(zkl__op_t *o) { return canceled(o->c, op_cancel(o)); }
+
+int zkl__op_connected(zkl__op_t *o, int64_t deadline) {
+  return op_await_connected(o, deadline, op_cancel(o));
+}
+
+int zkl__op_acquire(zkl__op_t *o) { return op_acquire(o); }
+
+int zkl__op_release(zkl__op_t *o, int nowait) {
+  o->rel_nowait = nowait;
+  return op_release(o);
+}
+
+int zkl__op_await(zkl__op_t *o, unsigned epoch, int64_t deadline) {
+  pt_t *pt = &o->pt_watch;
+  PT_BEGIN(pt);
+  PT_AWAIT(o, pt,
+           (o->why = op_woke(o, epoch, deadline, op_cancel(o))) != WOKE_NONE,
+           deadline);
+  switch (o->why) {
+  case WOKE_FIRED: PT_RETURN(pt, 1);
+  case WOKE_CANCEL: PT_RETURN(pt, ZKL_ECANCELED);
+  case WOKE_TIMEOUT: PT_RETURN(pt, ZKL_ETIMEDOUT);
+  default: PT_RETURN(pt, 0);
+  }
+  PT_END(pt);
+  return 0;
+}
+
+void zkl__op_unwait(zkl__op_t *o) { op_unwait(o); }

@@ -11,6 +11,8 @@
 #ifndef ZKL_CONTEND_H
 #define ZKL_CONTEND_H
 
+#include <limits.h>
+
 #include "core/core.h"
 
 /* ---- drivers: what makes a recipe a recipe (one per recipe file) -------------------- */
@@ -100,6 +102,78 @@ int zkl__contend_release_start(zkl__contender_t *c, int nowait,
 int zkl__contend_hold_start(zkl__contender_t *c, unsigned cancel_seen,
                             zkl__op_done_fn done, void *arg);
 /* The blocking forms below start the operation and wait for its end. */
+
+/* ---- a recipe's own operations ---------------------------------------------
+ * A recipe whose protocol is more than a lock's (the queue) writes its own
+ * step function and runs it as an operation of one of its contenders: on
+ * the session's engine (zkl__op_start: done() reports its end) or on the
+ * caller's thread (zkl__op_run: blocking), exactly as the lock's own
+ * operations run.  The step is a protothread (the macros below): whatever
+ * must survive a wait lives in ctx, never in locals.  Inside it, the
+ * contender's own sub-steps may be called with PT_CALL (the lock protocol
+ * through that contender, with the operation's deadline and cancel). */
+#define PT_WAIT INT_MIN /* "not yet": no result uses it */
+typedef unsigned short pt_t; /* a source line (a file is far shorter) */
+#define PT_BEGIN(pt) switch (*(pt)) { case 0:;
+#define PT_END(pt) } *(pt) = 0
+#define PT_RETURN(pt, v) do { *(pt) = 0; return (v); } while (0)
+/* Resumes here until cond holds; the operation runs again on any wake
+ * (zkl__op_notify, its waiter, a cancel) and at `when` (ZKL__FOREVER: no
+ * timer). */
+#define PT_AWAIT(o, pt, cond, when)                \
+  do {                                             \
+    *(pt) = __LINE__;                              \
+    __attribute__((fallthrough));                  \
+    case __LINE__:                                 \
+    if (!(cond)) {                                 \
+      zkl__op_sleep((o), (when));                  \
+      return PT_WAIT;                              \
+    }                                              \
+  } while (0)
+/* Runs a step function to its end: var = its result (set only then: the
+ * callee may use var's field meanwhile). */
+#define PT_CALL(pt, var, call)                     \
+  do {                                             \
+    *(pt) = __LINE__;                              \
+    __attribute__((fallthrough));                  \
+    case __LINE__:;                                \
+    int pt_r_ = (call);                            \
+    if (pt_r_ == PT_WAIT) return PT_WAIT;          \
+    (var) = pt_r_;                                 \
+  } while (0)
+
+/* A step: its result (0 or an error), or PT_WAIT. */
+typedef int (*zkl__step_fn)(zkl__op_t *o, void *ctx);
+/* Runs step as an operation of c on the calling thread until it ends: its
+ * result.  ZKL_EBUSY if c has an operation underway. */
+int zkl__op_run(zkl__contender_t *c, zkl__step_fn step, void *ctx,
+                int64_t deadline, unsigned cancel_seen);
+/* The same on the session's engine; done() reports the end, never from
+ * this call.  0, or ZKL_ENOMEM / ZKL_EBUSY and done() is never called. */
+int zkl__op_start(zkl__contender_t *c, zkl__step_fn step, void *ctx,
+                  int64_t deadline, unsigned cancel_seen,
+                  zkl__op_done_fn done, void *arg);
+/* Inside a step: */
+void zkl__op_sleep(zkl__op_t *o, int64_t when);      /* PT_AWAIT's timer */
+void zkl__op_notify(zkl__op_t *o, zkl__zcall_t *k);  /* run o at k's answer */
+int64_t zkl__op_deadline(const zkl__op_t *o);        /* the caller's     */
+zkl__contender_t *zkl__op_contender(const zkl__op_t *o);
+int zkl__op_canceled(zkl__op_t *o); /* a cancel newer than the op's */
+/* Sub-steps (PT_CALL them).  Until the session is connected: 0, ZKL_ELOST,
+ * ZKL_ETIMEDOUT (deadline) or ZKL_ECANCELED. */
+int zkl__op_connected(zkl__op_t *o, int64_t deadline);
+/* zkl__contend_acquire() through the op's contender, with its deadline
+ * and cancel. */
+int zkl__op_acquire(zkl__op_t *o);
+/* zkl__contend_release() (nowait: zkl__contend_release_nowait()). */
+int zkl__op_release(zkl__op_t *o, int nowait);
+/* Waits for the contender's waiter (registered by the caller, its epoch
+ * from zkl__session_epoch): 1 it fired, 0 the session changed since
+ * epoch, ZKL_ECANCELED, ZKL_ETIMEDOUT (deadline).  The waiter is
+ * unregistered when this returns. */
+int zkl__op_await(zkl__op_t *o, unsigned epoch, int64_t deadline);
+/* Unregisters the contender's waiter (a wait not waited). */
+void zkl__op_unwait(zkl__op_t *o);
 
 /* Creates our node and waits until granted, the absolute monotonic
  * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than

@@ -357,6 +357,23 @@ void zkl__zk_children_free(struct String_vector *v);
 /* A holder's release, one multi: setData(node, empty) and then
  * delete(node), atomically; the node's watcher hears NodeDataChanged. */
 int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node);
+/* A multi of the caller's making: creates (with the session's ACL; data
+ * and flags as given), deletes and version checks, applied all or none.
+ * The ops and what they point to need live only during the send. */
+typedef struct zkl__mop {
+  int type;         /* ZOO_CREATE_OP, ZOO_DELETE_OP or ZOO_CHECK_OP   */
+  const char *path;
+  const char *data; /* create: the data, len bytes                     */
+  int len;
+  int flags;        /* create: ZOO_SEQUENCE, ZOO_EPHEMERAL...          */
+  int version;      /* delete, check: -1 any                           */
+} zkl__mop_t;
+zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *ops,
+                                 int n);
+/* The multi's code; errs[i] (may be NULL) each op's code; made[i] (may be
+ * NULL) the path a create made (malloc'ed) or NULL. */
+int zkl__zk_multi_wait(zkl__zcall_t *k, int64_t deadline, int *errs,
+                       char **made);
 /* ZooKeeper's `sync`: afterwards this client's reads see everything the
  * leader had committed when it was sent, even on a lagging follower. */
 int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);

@@ -31,11 +31,19 @@ struct zcall {
   char *value;               /* get: the data; create: the path made */
   int value_len;
   zoo_op_result_t res[MAX_OPS];
+  /* a multi of the caller's (zkl__zk_multi_send): its results and the
+   * buffers its creates write the made paths into, owned by the record
+   * (the answer may come after its waiter gave up) */
+  zoo_op_result_t *mres;
+  char *mbuf;
+  int mcount;
   void (*notify)(void *); /* an operation on the engine waits for it */
   void *notify_arg;
 };
 
 static void zcall_free(struct zcall *k) {
+  free(k->mres);
+  free(k->mbuf);
   zkl__zk_children_free(&k->kids);
   free(k->value);
   pthread_cond_destroy(&k->cv);
@@ -369,6 +377,66 @@ zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
   zoo_delete_op_init(&ops[1], node, -1);
   /* the request is serialized at once; the results land in the record */
   ZCALL_SEND(s, k, zh, zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k));
+}
+
+/* room for a made path in a multi's answer: a path's most (the client's
+ * own limit is the same order) */
+#define MADE_MAX 1024
+
+zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *mops,
+                                 int n) {
+  if (n <= 0) return NULL;
+  struct zcall *k = zcall_new(s);
+  if (k == NULL) return NULL;
+  zoo_op_t *ops = calloc((size_t)n, sizeof *ops);
+  k->mres = calloc((size_t)n, sizeof *k->mres);
+  int creates = 0;
+  for (int i = 0; i < n; i++) creates += mops[i].type == ZOO_CREATE_OP;
+  k->mbuf = creates > 0 ? calloc((size_t)creates, MADE_MAX) : NULL;
+  if (ops == NULL || k->mres == NULL || (creates > 0 && k->mbuf == NULL)) {
+    free(ops);
+    zcall_free(k);
+    return NULL;
+  }
+  k->mcount = n;
+  const struct ACL_vector *acl = zkl__session_acl(s);
+  for (int i = 0, c = 0; i < n; i++) {
+    const zkl__mop_t *m = &mops[i];
+    if (m->type == ZOO_CREATE_OP) {
+      zoo_create_op_init(&ops[i], m->path, m->data, m->len, acl, m->flags,
+                         k->mbuf + (size_t)c * MADE_MAX, MADE_MAX);
+      c++;
+    } else if (m->type == ZOO_DELETE_OP) {
+      zoo_delete_op_init(&ops[i], m->path, m->version);
+    } else {
+      zoo_check_op_init(&ops[i], m->path, m->version);
+    }
+  }
+  zhandle_t *zh = zkl__zh_pin(s, &k->link);
+  /* serialized at once: ops may go; results land in the record */
+  zcall_sent(k, zh == NULL ? ZCLOSING
+                           : zoo_amulti(zh, n, ops, k->mres, void_done, k));
+  free(ops);
+  return k;
+}
+
+int zkl__zk_multi_wait(zkl__zcall_t *k, int64_t deadline, int *errs,
+                       char **made) {
+  if (k == NULL) return ZSYSTEMERROR;
+  int zrc = zcall_wait(k, deadline);
+  if (zrc != ZKL__ZTIMEDOUT) {
+    for (int i = 0; i < k->mcount; i++) {
+      if (errs != NULL)
+        errs[i] = zrc == ZOK || k->mres[i].err != 0 ? k->mres[i].err : zrc;
+      if (made != NULL)
+        made[i] = zrc == ZOK && k->mres[i].err == ZOK &&
+                          k->mres[i].value != NULL
+                      ? strdup(k->mres[i].value)
+                      : NULL;
+    }
+  }
+  zcall_end(k, zrc);
+  return zrc;
 }
 
 zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path) {

@@ -1,0 +1,249 @@
+/* zkl/queue.h - a distributed FIFO queue shared by every process that uses
+ * the same path on the same ZooKeeper ensemble.
+ *
+ * Layout: each item is a PERSISTENT_SEQUENTIAL child of the queue's path
+ * holding the payload as its data, in one of two wire formats chosen per
+ * object (zkl_queue_opts_t.format):
+ *   ZKL_QUEUE_QN     `<path>/qn-<seq>`: ZooKeeper's own queue recipe (Java
+ *                    and C) and Curator's SimpleDistributedQueue.
+ *   ZKL_QUEUE_KAZOO  `<path>/entry-<prio>-<seq>`: kazoo's Queue, priority
+ *                    000-999, lower first, then by sequence.
+ * The head is the lowest; sequences are ordered with the wrap at 2^31
+ * handled (as the lock's).  Children of any other shape are ignored (never
+ * taken, never deleted).  The path itself is a PERSISTENT node (peers keep
+ * it for ever); its missing parents are made as CONTAINER nodes.
+ *
+ * Beside the path, zkl keeps `<path>.zkl` (a CONTAINER the server removes
+ * when unused): `wait/` is the line of blocked consumers (a zkl mutex
+ * queue; only its head watches the queue, so a put wakes one consumer
+ * however many wait) and `puts/` holds each pending put's marker (an
+ * ephemeral node made in the same transaction as the item, so that a put
+ * whose answer is lost is found again and never applied twice).
+ *
+ * Delivery: zkl_queue_take() is at-most-once, as every peer's plain take:
+ * an item is read and deleted in one round trip and returned only to the
+ * consumer whose delete removed it; a consumer that dies after the delete
+ * loses the item.  (At-least-once claim/ack delivery comes with kazoo's
+ * LockingQueue layout.)
+ *
+ * Threads: one call at a time per object.  A blocking call from a second
+ * thread waits locally for the first (no ZooKeeper traffic); an async call
+ * while another is underway is refused with ZKL_EBUSY.  For parallel
+ * consumers in one process use one object per thread (or per loop
+ * callback chain); they may share the session.  All functions are
+ * thread-safe except zkl_queue_destroy(), which must be the last call.
+ *
+ * Deadlines: timeout_ms 0 = do not wait (poll), negative = no deadline.
+ * Every request a timed call makes waits for its answer only until the
+ * deadline, except that a put, once sent, waits for its outcome through a
+ * connection loss (up to the session timeout more) so that it can tell
+ * whether it was applied.
+ */
+#ifndef ZKL_QUEUE_H
+#define ZKL_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "zkl/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zkl_queue zkl_queue_t;
+
+/* The wire format of a queue's items. */
+typedef enum zkl_queue_format {
+  ZKL_QUEUE_QN = 0,   /* qn-<seq>: ZooKeeper recipes, Curator        */
+  ZKL_QUEUE_KAZOO = 1 /* entry-<prio>-<seq>: kazoo Queue             */
+} zkl_queue_format_t;
+
+/* Options for zkl_queue_create().  Start from zkl_queue_opts_init(). */
+typedef struct zkl_queue_opts {
+  zkl_queue_format_t format; /* default ZKL_QUEUE_QN                    */
+  int priority;     /* ZKL_QUEUE_KAZOO: priority of what this object
+                       puts, 0..999 (lower is taken first); default 100 */
+  size_t max_items; /* a put is refused (ZKL_EFULL) while the queue holds
+                       this many children or more; default 50000, which
+                       keeps a listing under the 1 MB a Java client can
+                       read (about 61,700 qn- names); 0 = no bound       */
+} zkl_queue_opts_t;
+
+/* One item taken from (or looked at in) a queue. */
+typedef struct zkl_item {
+  char *data;       /* the payload (malloc'ed; a NUL follows it)  */
+  size_t len;       /* its bytes                                    */
+  uint64_t token;   /* the item node's czxid: unique per item      */
+  char name[32];    /* its node's name, e.g. "qn-0000000042"       */
+} zkl_item_t;
+
+/* A payload to put (borrowed for the call). */
+typedef struct zkl_buf {
+  const void *data;
+  size_t len;
+} zkl_buf_t;
+
+/* The largest payload of one put, and of all payloads of one batch: what
+ * ZooKeeper's default request limit (jute.maxbuffer, 1 MiB) leaves for
+ * data once paths and framing are counted. */
+#define ZKL_QUEUE_MAX_BYTES 1000000
+
+/* Fills *opts with the defaults.  Thread-safe. */
+ZKL_EXTERN void zkl_queue_opts_init(zkl_queue_opts_t *opts);
+
+/* Creates a queue object for the queue at `path` (absolute, as for
+ * zkl_mutex_create(), and not "/").  No ZooKeeper call is made: the path
+ * is made by the first put (a take waits for it to appear).
+ *   0           *out is ready; free it with zkl_queue_destroy().
+ *   ZKL_EINVAL  out, s or path is NULL, the path is invalid, or an
+ *               option is out of range (zkl_last_error() says which).
+ *   ZKL_ENOMEM / ZKL_ESYSTEM  allocation or mutex init failed.
+ * On failure *out is NULL.  The path is copied.  The session must outlive
+ * the queue object. */
+ZKL_EXTERN int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s,
+                                const char *path,
+                                const zkl_queue_opts_t *opts);
+
+/* Appends one item (len bytes of data; data may be NULL when len is 0).
+ * The item node and a marker are made in one transaction; should the
+ * answer be lost to a connection loss, the marker tells, once the same
+ * session is back, whether it was applied: the put is then either done
+ * once or sent again, never twice.
+ *   0               appended.
+ *   ZKL_EFULL       the queue would hold more than max_items (as counted
+ *                   at most 1 s ago, or at this put once it is half full).
+ *   ZKL_EINVAL      q is NULL, data is NULL with len > 0, or len is more
+ *                   than ZKL_QUEUE_MAX_BYTES.
+ *   ZKL_ETIMEDOUT   not connected before the deadline: nothing was sent.
+ *   ZKL_ESUSPENDED  timeout 0 and not connected: nothing was sent.
+ *   ZKL_ESUSPENDED  also: the put was sent, its answer lost, and the
+ *                   connection stayed down for a session timeout: its
+ *                   outcome is unknown (zkl_last_error() says so).
+ *   ZKL_ELOST       the session was lost: if the put had been sent, its
+ *                   outcome is unknown (zkl_last_error() says so).
+ *   ZKL_ECANCELED   zkl_queue_cancel() (or destroy) before it was sent.
+ *   ZKL_EBUSY       timeout 0, and a call of another thread on the object
+ *                   is underway.
+ *   ZKL_EPROTO      the path or its `.zkl` side node kept vanishing under
+ *                   the put (someone deletes them): nothing appended.
+ *   other <0        ZooKeeper's code, e.g. ZNOAUTH (the path's ACL), or
+ *                   ZNOCHILDRENFOREPHEMERALS (the path is not a queue).
+ * On failure nothing was appended, except where the outcome is said to be
+ * unknown. */
+ZKL_EXTERN int zkl_queue_put(zkl_queue_t *q, const void *data, size_t len,
+                             int64_t timeout_ms);
+
+/* Appends n items (1..1000) atomically, in one request: all of them, in
+ * the order given and with consecutive sequences, or none.  The payloads
+ * together are at most ZKL_QUEUE_MAX_BYTES.  Codes and guarantees as for
+ * zkl_queue_put() (ZKL_EINVAL also for items NULL or n out of range). */
+ZKL_EXTERN int zkl_queue_put_batch(zkl_queue_t *q, const zkl_buf_t *items,
+                                   size_t n, int64_t timeout_ms);
+
+/* Takes the head item: reads and deletes it, and fills *item (free its
+ * data with zkl_item_free()).  When the queue is empty it waits, herd-free
+ * and in arrival order with the other waiting consumers (zkl's), until an
+ * item comes or the deadline passes (timeout 0: no wait).  The listing is
+ * kept between calls and read again only when it runs out or a watch
+ * fired.
+ *   0               *item is the caller's.
+ *   ZKL_EEMPTY      timeout 0 and nothing to take.
+ *   ZKL_ETIMEDOUT   nothing came before the deadline.
+ *   ZKL_ESUSPENDED  timeout 0 and not connected.
+ *   ZKL_ECANCELED   zkl_queue_cancel() (or destroy) while waiting.
+ *   ZKL_ELOST       the session was lost and no new one comes.
+ *   ZKL_EBUSY       timeout 0, and a call of another thread on the object
+ *                   is underway.
+ *   ZKL_EINVAL      q or item is NULL.  ZKL_ENOMEM.
+ *   other <0        ZooKeeper's code (e.g. ZNOAUTH).
+ * On failure *item is zeroed and nothing was taken: an item whose delete
+ * was answered by a connection loss is looked for again (it is taken if
+ * still there; if it is gone it was taken, by this call or another, and
+ * is not returned: at most once). */
+ZKL_EXTERN int zkl_queue_take(zkl_queue_t *q, int64_t timeout_ms,
+                              zkl_item_t *item);
+
+/* As zkl_queue_take(), but takes up to max items (1..1000) from the head
+ * in one round trip: the reads and deletes of the first items are sent
+ * together.  *items (free with zkl_items_free(*items, *n)) holds *n >= 1
+ * items in queue order on success; NULL and 0 on failure.  It waits only
+ * while there is nothing at all. */
+ZKL_EXTERN int zkl_queue_take_batch(zkl_queue_t *q, size_t max,
+                                    int64_t timeout_ms, zkl_item_t **items,
+                                    size_t *n);
+
+/* Reads the head item without taking it (a fresh listing).  Like size()
+ * and remove(), it waits up to a session timeout for a connection, and
+ * for another thread's call of the object.
+ *   0 (*item filled, free with zkl_item_free()), ZKL_EEMPTY, ZKL_EINVAL,
+ *   ZKL_ESUSPENDED (not connected within a session timeout), ZKL_ETIMEDOUT
+ *   (another thread's call lasted that long), ZKL_ELOST, ZKL_ENOMEM,
+ *   ZooKeeper's. */
+ZKL_EXTERN int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item);
+
+/* How many children the queue's path has (one read of its numChildren,
+ * whatever the length; foreign children count too).  0 when the path does
+ * not exist.  Codes as for zkl_queue_peek(). */
+ZKL_EXTERN int zkl_queue_size(zkl_queue_t *q, size_t *n);
+
+/* Removes the item called `name` (as in zkl_item_t.name), wherever it is
+ * in the queue.
+ *   0           removed.
+ *   ZKL_ENOENT  no such item (taken or removed already).
+ *   ZKL_EINVAL  q or name is NULL, or name is not an item of this
+ *               object's format.
+ *   others      as for zkl_queue_peek(). */
+ZKL_EXTERN int zkl_queue_remove(zkl_queue_t *q, const char *name);
+
+/* Makes a waiting take (and a put waiting for its connection) of this
+ * object return ZKL_ECANCELED, on whichever thread or engine it runs.
+ *   0, or ZKL_EINVAL (q is NULL). */
+ZKL_EXTERN int zkl_queue_cancel(zkl_queue_t *q);
+
+/* The completion of an async take: rc and the items taken (the callback
+ * owns them: zkl_items_free(items, n)); items NULL and n 0 on failure. */
+typedef void (*zkl_items_fn)(zkl_queue_t *q, int rc, zkl_item_t *items,
+                             size_t n, void *arg);
+
+/* zkl_queue_put() and zkl_queue_put_batch() started and returned at once
+ * (the payloads are copied).  cb(q, rc, 0, arg) runs exactly once, later,
+ * from zkl_session_dispatch(), with the codes of the blocking call (and
+ * ZKL_ECANCELED if the object is destroyed before it is dispatched; the
+ * outcome of a put already sent is then unknown).  The call returns 0
+ * (accepted), ZKL_EBUSY (a call of the object is underway: an async call
+ * lasts until its completion is dispatched), ZKL_ECANCELED (destroy has
+ * begun), ZKL_EINVAL or ZKL_ENOMEM, and then cb is never called.
+ * Thread-safe: from any thread, including from a completion. */
+ZKL_EXTERN int zkl_queue_put_async(zkl_queue_t *q, const void *data,
+                                   size_t len, int64_t timeout_ms,
+                                   zkl_done_fn cb, void *arg);
+ZKL_EXTERN int zkl_queue_put_batch_async(zkl_queue_t *q,
+                                         const zkl_buf_t *items, size_t n,
+                                         int64_t timeout_ms, zkl_done_fn cb,
+                                         void *arg);
+
+/* zkl_queue_take_batch() (max 1 for a single take) started and returned at
+ * once; cb runs exactly once, later, from zkl_session_dispatch(), with the
+ * codes of the blocking call.  Items taken but not yet dispatched when the
+ * object is destroyed are lost (at most once): cb gets ZKL_ECANCELED and
+ * no items.  Returns as zkl_queue_put_async(). */
+ZKL_EXTERN int zkl_queue_take_async(zkl_queue_t *q, size_t max,
+                                    int64_t timeout_ms, zkl_items_fn cb,
+                                    void *arg);
+
+/* Frees an item's data and zeroes it (NULL-safe). */
+ZKL_EXTERN void zkl_item_free(zkl_item_t *item);
+/* Frees n items and the array (NULL-safe). */
+ZKL_EXTERN void zkl_items_free(zkl_item_t *items, size_t n);
+
+/* Cancels what is underway (its completion comes with ZKL_ECANCELED),
+ * waits for blocked calls to return and frees the object.  NULL-safe.  The
+ * queue's items are untouched; a put marker left is deleted with the
+ * session's janitor. */
+ZKL_EXTERN void zkl_queue_destroy(zkl_queue_t *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZKL_QUEUE_H */

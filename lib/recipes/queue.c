@@ -1,0 +1,1128 @@
+/* lib/recipes/queue.c - the distributed queue: items are PERSISTENT_SEQUENTIAL
+ * children of the queue's path (ZooKeeper's and Curator's `qn-`, kazoo's
+ * `entry-<prio>-`), taken by reading and deleting them in one round trip.
+ *
+ * Every call is an operation of the object's one contender, `line`: the
+ * line of blocked consumers at `<path>.zkl/wait`, a zkl mutex queue.  A
+ * take that finds nothing joins the line (the mutex protocol: each waiter
+ * watches its predecessor), and only the line's head watches the queue's
+ * children: a put wakes that one consumer, however many wait.  The head
+ * leaves the line as soon as it has taken an item.
+ *
+ * A put is one multi: the item(s) and an ephemeral marker
+ * `<path>.zkl/puts/<uuid>`.  Should the answer be lost, the marker says
+ * (after a sync, once the same session is back) whether the multi was
+ * applied.  Markers of confirmed puts are deleted by the object's next
+ * put (in its multi), or by the janitor when the object is destroyed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zookeeper/zookeeper.h>
+
+#include "core/contend.h"
+#include "zkl/queue.h"
+
+#define BATCH_MAX 1000     /* items of one put or take                  */
+#define PIPE_MAX 256       /* read+delete pairs sent together            */
+#define STALE_MAX 8        /* confirmed markers waiting for deletion     */
+#define PUT_TRIES 16       /* a put's resends (paths made, not applied)  */
+#define COUNT_AGE_NS 1000000000LL /* a size count older than this is read again */
+#define NAME_MAX_LEN 31    /* zkl_item_t.name                            */
+#define SIDE_SUFFIX ".zkl"
+
+/* ---- item names ---------------------------------------------------------- */
+
+typedef struct ref {
+  const char *name; /* in the listing */
+  int prio;
+  int32_t seq;
+} ref_t;
+
+/* Parses a signed decimal sequence (as ZooKeeper prints it, %010d) that
+ * ends the name: 0 and *seq, or -1. */
+static int parse_seq(const char *p, int32_t *seq) {
+  const char *d = *p == '-' ? p + 1 : p;
+  size_t n = strspn(d, "0123456789");
+  if (n == 0 || n > 10 || d[n] != '\0') return -1;
+  long long v = strtoll(p, NULL, 10);
+  if (v > INT32_MAX || v < INT32_MIN) return -1;
+  *seq = (int32_t)v;
+  return 0;
+}
+
+/* Is `name` an item of format f?  0 and *r filled, or -1. */
+static int item_parse(int f, const char *name, ref_t *r) {
+  r->name = name;
+  r->prio = 0;
+  if (f == ZKL_QUEUE_QN)
+    return strncmp(name, "qn-", 3) == 0 ? parse_seq(name + 3, &r->seq) : -1;
+  if (strncmp(name, "entry-", 6) != 0) return -1;
+  const char *p = name + 6;
+  if (strspn(p, "0123456789") != 3 || p[3] != '-') return -1;
+  r->prio = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
+  return parse_seq(p + 4, &r->seq);
+}
+
+static int ref_cmp(const void *a, const void *b) {
+  const ref_t *x = a, *y = b;
+  if (x->prio != y->prio) return x->prio < y->prio ? -1 : 1;
+  int c = zkl__seq_cmp(x->seq, y->seq);
+  return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+/* ---- the object ------------------------------------------------------------ */
+
+struct zkl_queue {
+  zkl__owner_t own; /* one call at a time; the cancel generation */
+  zkl_session_t *s;
+  int format, priority;
+  size_t max_items;
+  char *root;
+  size_t root_len;
+  char *side;       /* "<root>.zkl"        */
+  char *puts;       /* "<root>.zkl/puts"   */
+  zkl__contender_t line; /* "<root>.zkl/wait": the consumers' line; its
+                            waiter also waits for the queue's children */
+  /* the listing kept between calls (used by the call in progress only) */
+  struct String_vector kids;
+  ref_t *refs;
+  size_t n, next;
+  int listed;
+  /* the size as last counted, for max_items */
+  size_t count, since;
+  int64_t count_at;
+  int counted;
+  /* markers of confirmed puts, deleted by the next put */
+  char *stale[STALE_MAX];
+  int n_stale;
+  int async_pending; /* an async call's completion is not dispatched */
+};
+
+static void listing_clear(zkl_queue_t *q) {
+  zkl__zk_children_free(&q->kids);
+  free(q->refs);
+  q->refs = NULL;
+  q->n = q->next = 0;
+  q->listed = 0;
+}
+
+/* Keeps a fresh listing (taken over from kids): our items in queue order. */
+static int listing_set(zkl_queue_t *q, struct String_vector *kids) {
+  listing_clear(q);
+  q->kids = *kids;
+  kids->count = 0;
+  kids->data = NULL;
+  size_t n = 0;
+  if (q->kids.count > 0) {
+    q->refs = malloc((size_t)q->kids.count * sizeof *q->refs);
+    if (q->refs == NULL) {
+      listing_clear(q);
+      return zkl__fail(ZKL_ENOMEM, "no memory for a listing of %s", q->root);
+    }
+    for (int i = 0; i < q->kids.count; i++)
+      if (item_parse(q->format, q->kids.data[i], &q->refs[n]) == 0) n++;
+    qsort(q->refs, n, sizeof *q->refs, ref_cmp);
+  }
+  q->n = n;
+  q->next = 0;
+  q->listed = 1;
+  return 0;
+}
+
+/* root + "/" + name into buf (CHILD_MAX bytes) */
+#define CHILD_MAX (ZKL__PATH_MAX + 64)
+static void child_path(const zkl_queue_t *q, const char *name, char *buf) {
+  snprintf(buf, CHILD_MAX, "%s/%s", q->root, name);
+}
+
+static int retryable(int zrc) {
+  return zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT;
+}
+
+static int map_zrc(zkl_queue_t *q, int zrc, const char *what) {
+  if (zrc == ZKL__ZTIMEDOUT)
+    return zkl__fail(ZKL_ETIMEDOUT, "%s on %s: no answer before the deadline",
+                     what, q->root);
+  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
+      zkl__session_health(q->s) == ZKL_ELOST)
+    return zkl__fail(ZKL_ELOST, "%s on %s: session lost", what, q->root);
+  if (zrc == ZNOCHILDRENFOREPHEMERALS)
+    return zkl__fail(zrc, "%s on %s: the path is an ephemeral node, not a "
+                     "queue", what, q->root);
+  return zkl__fail(zrc, "%s on %s: %s", what, q->root, zerror(zrc));
+}
+
+/* ---- a call ------------------------------------------------------------------ */
+
+enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE };
+
+typedef struct qcall {
+  zkl__done_t d;        /* first: the completion queue's record (async) */
+  zkl_queue_t *q;       /* NULL once the object is destroyed (orphan)   */
+  zkl_queue_t *obj;     /* what the callback is given (identifies it)   */
+  int kind;
+  pt_t pt, pt_sub, pt_list;
+  int64_t deadline;     /* the caller's (ZKL__TRY, ZKL__FOREVER)        */
+  int64_t dl;           /* each request's: the deadline, or none (try)  */
+  int rc, zrc, zrc2, tries;
+  char *detail;
+  zkl__zcall_t *k, *k2;
+  unsigned epoch;
+  /* put */
+  zkl_buf_t *bufs;
+  size_t nbufs;
+  char *copy;           /* async: the payloads' copy                     */
+  char marker[CHILD_MAX];
+  int n_stale_sent, resent;
+  int64_t sid;          /* the session the put was sent on */
+  /* take, peek */
+  size_t want, got, sent;
+  zkl_item_t *items;
+  zkl__zcall_t *kg[PIPE_MAX], *kd[PIPE_MAX];
+  zkl__zcall_t **ks;    /* ensure_step's creates */
+  size_t nks;
+  int in_line, retake;
+  /* size, remove */
+  size_t size;
+  char name[NAME_MAX_LEN + 1];
+  /* async */
+  zkl_done_fn dcb;
+  zkl_items_fn icb;
+  void *arg;
+} qcall_t;
+
+/* Waits for k's answer (or the call's request deadline): the answer's
+ * code, k consumed by the given wait. */
+#define Q_AWAIT(o, pt, x, k)                                          \
+  do {                                                                \
+    zkl__op_notify((o), (k));                                         \
+    PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (x)->dl,  \
+             (x)->dl);                                                \
+  } while (0)
+
+static int not_connected(qcall_t *x, int rc) {
+  if (rc != ZKL_ETIMEDOUT) return rc;
+  if (x->kind == Q_PEEK || x->kind == Q_SIZE || x->kind == Q_REMOVE)
+    return zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper within a "
+                     "session timeout");
+  return x->deadline == ZKL__TRY
+             ? zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper")
+             : zkl__fail(ZKL_ETIMEDOUT, "not connected to ZooKeeper before "
+                         "the deadline");
+}
+
+/* Lists the queue (watch: leaves a child watch, or an exists watch when
+ * the path is missing): 0, or a code.  A missing path is an empty queue. */
+static int list_step(zkl__op_t *o, qcall_t *x, int watch) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_list;
+  PT_BEGIN(pt);
+  x->k = zkl__zk_children_send(q->s, q->root, watch);
+  Q_AWAIT(o, pt, x, x->k);
+  {
+    struct String_vector kids = {0, NULL};
+    x->zrc = zkl__zk_children_wait(x->k, ZKL__TRY, &kids);
+    x->k = NULL;
+    if (x->zrc == ZOK) {
+      int rc = listing_set(q, &kids);
+      zkl__zk_children_free(&kids);
+      PT_RETURN(pt, rc);
+    }
+  }
+  if (x->zrc != ZNONODE) PT_RETURN(pt, map_zrc(q, x->zrc, "list"));
+  {
+    struct String_vector none = {0, NULL};
+    listing_set(q, &none);
+  }
+  if (!watch) PT_RETURN(pt, 0);
+  /* no path: told when it appears (and if it did meanwhile, list again) */
+  x->k = zkl__zk_exists_send(q->s, q->root, 1);
+  Q_AWAIT(o, pt, x, x->k);
+  x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
+  x->k = NULL;
+  if (x->zrc == ZOK) q->listed = 0; /* look again */
+  else if (x->zrc != ZNONODE) PT_RETURN(pt, map_zrc(q, x->zrc, "watch"));
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- take ------------------------------------------------------------------ */
+
+static void item_fill(zkl_item_t *it, const char *name, char *data, int len,
+                      const struct Stat *st) {
+  memset(it, 0, sizeof *it);
+  it->data = data;
+  it->len = len > 0 ? (size_t)len : 0;
+  it->token = (uint64_t)st->czxid;
+  snprintf(it->name, sizeof it->name, "%s", name);
+}
+
+/* Sends the reads and deletes of the next items of the listing together,
+ * and keeps those whose delete was ours: 0 (x->got may still be 0), or a
+ * code.  A delete answered by a connection loss makes the listing be read
+ * again: the item is taken if it is still there. */
+static int take_some(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_sub;
+  PT_BEGIN(pt);
+  x->sent = 0;
+  while (x->sent < PIPE_MAX && x->got + x->sent < x->want &&
+         q->next + x->sent < q->n) {
+    char path[CHILD_MAX];
+    child_path(q, q->refs[q->next + x->sent].name, path);
+    x->kg[x->sent] = zkl__zk_get_send(q->s, path, 0);
+    x->kd[x->sent] = zkl__zk_delete_send(q->s, path);
+    x->sent++;
+  }
+  /* the server answers in order: the last delete's answer comes last */
+  Q_AWAIT(o, pt, x, x->kd[x->sent - 1]);
+  for (size_t i = 0; i < x->sent; i++) {
+    char *data = NULL;
+    int len = 0;
+    struct Stat st;
+    int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
+    int d = zkl__zk_wait(x->kd[i], x->dl);
+    x->kg[i] = x->kd[i] = NULL;
+    if (g == ZOK && d == ZOK) {
+      item_fill(&x->items[x->got++], q->refs[q->next + i].name, data, len,
+                &st);
+      continue;
+    }
+    free(data);
+    if (retryable(d) || d == ZKL__ZTIMEDOUT) x->retake = 1;
+    else if (d != ZNONODE && d != ZOK && x->rc == 0)
+      x->rc = map_zrc(q, d, "take");
+  }
+  q->next += x->sent;
+  if (x->retake) q->listed = 0;
+  PT_RETURN(pt, x->rc);
+  PT_END(pt);
+  return 0;
+}
+
+static int take_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  x->items = calloc(x->want, sizeof *x->items);
+  if (x->items == NULL)
+    PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory for %zu items", x->want));
+  for (;;) {
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    if (x->rc != 0) {
+      x->rc = not_connected(x, x->rc);
+      break;
+    }
+    if (x->in_line && zkl__contend_hold_health(&q->line) == ZKL_ELOST) {
+      zkl__contend_forsake(&q->line); /* gone with its session */
+      x->in_line = 0;
+    }
+    if (!q->listed || q->next >= q->n) {
+      PT_CALL(pt, x->rc, list_step(o, x, 0));
+      if (x->rc != 0) break;
+    }
+    while (x->got < x->want && q->next < q->n && x->rc == 0 &&
+           zkl__now_ns() < x->dl) {
+      x->retake = 0;
+      PT_CALL(pt, x->rc, take_some(o, x));
+      if (x->retake) break;
+    }
+    if (x->rc != 0 || x->got > 0) break;
+    if (x->retake) continue; /* wait for the connection, list again */
+    if (zkl__now_ns() >= x->dl) {
+      x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
+      break;
+    }
+    if (x->deadline == ZKL__TRY) {
+      x->rc = zkl__fail(ZKL_EEMPTY, "%s is empty", q->root);
+      break;
+    }
+    /* nothing to take: wait in the line, and watch the queue at its head */
+    if (!x->in_line) {
+      PT_CALL(pt, x->rc, zkl__op_acquire(o));
+      if (x->rc != 0) break;
+      x->in_line = 1;
+    }
+    zkl__session_lock(q->s);
+    zkl__waiter_register(q->s, &q->line.w, q->root);
+    x->epoch = zkl__session_epoch(q->s);
+    zkl__session_unlock(q->s);
+    PT_CALL(pt, x->rc, list_step(o, x, 1));
+    if (x->rc != 0 || !q->listed || q->n > 0) {
+      zkl__op_unwait(o);
+      if (x->rc != 0) break;
+      continue;
+    }
+    PT_CALL(pt, x->zrc, zkl__op_await(o, x->epoch, x->deadline));
+    if (x->zrc == 1) q->listed = 0; /* the children changed */
+    else if (x->zrc == ZKL_ETIMEDOUT) {
+      x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
+      break;
+    } else if (x->zrc != 0) {
+      x->rc = zkl__fail(x->zrc, "the take from %s was canceled", q->root);
+      break;
+    }
+    /* else the session moved: look again once connected */
+  }
+  if (x->in_line) { /* the next waiter becomes the head */
+    PT_CALL(pt, x->zrc, zkl__op_release(o, 1));
+    x->in_line = 0;
+  }
+  if (x->rc == 0 && x->got == 0)
+    x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
+  PT_RETURN(pt, x->rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- peek, size, remove ---------------------------------------------------- */
+
+static int peek_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  x->items = calloc(1, sizeof *x->items);
+  if (x->items == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  for (x->tries = 0; x->tries < 8; x->tries++) {
+    PT_CALL(pt, x->rc, list_step(o, x, 0));
+    if (x->rc != 0) PT_RETURN(pt, x->rc);
+    for (; q->next < q->n; q->next++) {
+      {
+        char path[CHILD_MAX];
+        child_path(q, q->refs[q->next].name, path);
+        x->k = zkl__zk_get_send(q->s, path, 0);
+      }
+      Q_AWAIT(o, pt, x, x->k);
+      {
+        char *data = NULL;
+        int len = 0;
+        struct Stat st;
+        x->zrc = zkl__zk_get_wait(x->k, ZKL__TRY, &data, &len, &st);
+        x->k = NULL;
+        if (x->zrc == ZOK) {
+          item_fill(x->items, q->refs[q->next].name, data, len, &st);
+          x->got = 1;
+          q->listed = 0; /* a take lists afresh */
+          PT_RETURN(pt, 0);
+        }
+      }
+      if (x->zrc != ZNONODE) PT_RETURN(pt, map_zrc(q, x->zrc, "read"));
+    }
+    if (q->n == 0) break;
+  }
+  q->listed = 0;
+  PT_RETURN(pt, zkl__fail(ZKL_EEMPTY, "%s is empty", q->root));
+  PT_END(pt);
+  return 0;
+}
+
+static int size_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  x->k = zkl__zk_exists_send(q->s, q->root, 0);
+  Q_AWAIT(o, pt, x, x->k);
+  {
+    struct Stat st;
+    x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &st);
+    x->k = NULL;
+    if (x->zrc == ZNONODE) x->size = 0;
+    else if (x->zrc == ZOK) x->size = (size_t)(st.numChildren > 0
+                                                   ? st.numChildren : 0);
+    else PT_RETURN(pt, map_zrc(q, x->zrc, "size"));
+  }
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+static int remove_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  {
+    char path[CHILD_MAX];
+    child_path(q, x->name, path);
+    x->k = zkl__zk_delete_send(q->s, path);
+  }
+  Q_AWAIT(o, pt, x, x->k);
+  x->zrc = zkl__zk_wait(x->k, ZKL__TRY);
+  x->k = NULL;
+  if (x->zrc == ZNONODE)
+    PT_RETURN(pt, zkl__fail(ZKL_ENOENT, "no item %s in %s", x->name,
+                            q->root));
+  if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(q, x->zrc, "remove"));
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- put ------------------------------------------------------------------------ */
+
+/* Makes what a put needs: the path's missing parents (containers), the
+ * path (persistent), `<path>.zkl` and its `puts` (containers).  The
+ * creates are sent together (the server applies them in order), each a
+ * request of its own: an existing node fails only its own. */
+static int ensure_step(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_sub;
+  PT_BEGIN(pt);
+  {
+    size_t parts = 3;
+    for (size_t i = 1; i < q->root_len; i++) parts += q->root[i] == '/';
+    x->ks = calloc(parts, sizeof *x->ks);
+    char *buf = malloc(q->root_len + 1);
+    if (x->ks == NULL || buf == NULL) {
+      free(buf);
+      PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+    }
+    x->nks = 0;
+    for (size_t i = 1; i < q->root_len; i++)
+      if (q->root[i] == '/') {
+        memcpy(buf, q->root, i);
+        buf[i] = '\0';
+        x->ks[x->nks++] = zkl__zk_create_send(q->s, buf, "", 0, ZOO_CONTAINER);
+      }
+    free(buf);
+    x->ks[x->nks++] = zkl__zk_create_send(q->s, q->root, "", 0, 0);
+    x->ks[x->nks++] = zkl__zk_create_send(q->s, q->side, "", 0, ZOO_CONTAINER);
+    x->ks[x->nks++] = zkl__zk_create_send(q->s, q->puts, "", 0, ZOO_CONTAINER);
+  }
+  Q_AWAIT(o, pt, x, x->ks[x->nks - 1]);
+  x->zrc = ZOK;
+  for (size_t i = 0; i < x->nks; i++) {
+    int zrc = zkl__zk_create_wait(x->ks[i], x->dl, NULL, NULL);
+    if (zrc != ZOK && zrc != ZNODEEXISTS && x->zrc == ZOK) x->zrc = zrc;
+  }
+  free(x->ks);
+  x->ks = NULL;
+  x->nks = 0;
+  if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(q, x->zrc, "create"));
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* The put's multi went through: its marker waits for the next put's
+ * multi to delete it, with the ones that multi deleted. */
+static void put_applied(zkl_queue_t *q, qcall_t *x) {
+  for (int i = 0; i < x->n_stale_sent; i++) free(q->stale[i]);
+  memmove(q->stale, q->stale + x->n_stale_sent,
+          (size_t)(q->n_stale - x->n_stale_sent) * sizeof *q->stale);
+  q->n_stale -= x->n_stale_sent;
+  x->n_stale_sent = 0;
+  char *m = strdup(x->marker);
+  if (m != NULL && q->n_stale < STALE_MAX) q->stale[q->n_stale++] = m;
+  else if (m != NULL) { /* cannot happen: each put takes all of them */
+    zkl__janitor_add(q->s, q->puts, "", m);
+    free(m);
+  }
+  q->since += x->nbufs;
+}
+
+static int put_send(qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  size_t n = x->nbufs + 1 + (size_t)q->n_stale;
+  zkl__mop_t *m = calloc(n, sizeof *m);
+  char *item = malloc(q->root_len + 16);
+  if (m == NULL || item == NULL) {
+    free(m);
+    free(item);
+    return zkl__fail(ZKL_ENOMEM, "no memory for a put");
+  }
+  if (q->format == ZKL_QUEUE_QN) snprintf(item, q->root_len + 16, "%s/qn-",
+                                          q->root);
+  else snprintf(item, q->root_len + 16, "%s/entry-%03d-", q->root,
+                q->priority);
+  size_t i = 0;
+  for (; i < x->nbufs; i++)
+    m[i] = (zkl__mop_t){ZOO_CREATE_OP, item, x->bufs[i].data,
+                        (int)x->bufs[i].len, ZOO_SEQUENCE, -1};
+  m[i++] = (zkl__mop_t){ZOO_CREATE_OP, x->marker, "", 0, ZOO_EPHEMERAL, -1};
+  for (int j = 0; j < q->n_stale; j++)
+    m[i++] = (zkl__mop_t){ZOO_DELETE_OP, q->stale[j], NULL, 0, 0, -1};
+  x->n_stale_sent = q->n_stale;
+  x->k = zkl__zk_multi_send(q->s, m, (int)n);
+  free(m);
+  free(item);
+  return x->k == NULL ? zkl__fail(ZKL_ENOMEM, "no memory for a put") : 0;
+}
+
+static int put_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  if (q->max_items > 0 &&
+      (!q->counted || zkl__now_ns() - q->count_at > COUNT_AGE_NS ||
+       q->count + q->since >= q->max_items / 2)) {
+    x->k = zkl__zk_exists_send(q->s, q->root, 0);
+    Q_AWAIT(o, pt, x, x->k);
+    {
+      struct Stat st;
+      x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &st);
+      x->k = NULL;
+      if (x->zrc != ZOK && x->zrc != ZNONODE)
+        PT_RETURN(pt, map_zrc(q, x->zrc, "count"));
+      q->count = x->zrc == ZOK && st.numChildren > 0
+                     ? (size_t)st.numChildren : 0;
+    }
+    q->count_at = zkl__now_ns();
+    q->since = 0;
+    q->counted = 1;
+  }
+  if (q->max_items > 0 && q->count + q->since + x->nbufs > q->max_items)
+    PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s holds %zu items; its bound is "
+                            "%zu (past about 61,700 qn- children a Java "
+                            "client can no longer list the queue)", q->root,
+                            q->count + q->since, q->max_items));
+  {
+    char prefix[ZKL__PREFIX_LEN + 1];
+    zkl__prefix_new(prefix);
+    snprintf(x->marker, sizeof x->marker, "%s/%.*s", q->puts,
+             ZKL__PREFIX_LEN - 1, prefix); /* "_c_<uuid>" */
+  }
+  /* once sent, a put waits for its outcome, not for the caller's deadline:
+   * the client answers every request, with a connection loss at worst */
+  x->dl = ZKL__FOREVER;
+  x->sid = zkl_session_id(q->s);
+  for (x->tries = 0; x->tries < PUT_TRIES; x->tries++) {
+    x->rc = put_send(x);
+    if (x->rc != 0) PT_RETURN(pt, x->rc);
+    Q_AWAIT(o, pt, x, x->k);
+    {
+      size_t n = x->nbufs + 1 + (size_t)x->n_stale_sent;
+      int *errs = calloc(n, sizeof *errs);
+      x->zrc = zkl__zk_multi_wait(x->k, ZKL__TRY, errs, NULL);
+      x->k = NULL;
+      if (x->zrc == ZOK) {
+        free(errs);
+        put_applied(q, x);
+        PT_RETURN(pt, 0);
+      }
+      /* which op failed: the first whose code is its own */
+      size_t bad = n;
+      for (size_t i = 0; errs != NULL && i < n; i++)
+        if (errs[i] != ZOK && errs[i] != ZRUNTIMEINCONSISTENCY) {
+          bad = i;
+          break;
+        }
+      free(errs);
+      if (x->zrc == ZNONODE && bad <= x->nbufs) {
+        x->n_stale_sent = 0;
+        PT_CALL(pt, x->rc, ensure_step(o, x)); /* the path or puts/ */
+        if (x->rc != 0) PT_RETURN(pt, x->rc);
+        continue;
+      }
+      if (x->zrc == ZNONODE && bad < n) { /* stale markers already gone */
+        for (int i = 0; i < q->n_stale; i++) free(q->stale[i]);
+        q->n_stale = 0;
+        x->n_stale_sent = 0;
+        continue;
+      }
+    }
+    if (x->zrc == ZNODEEXISTS && x->resent)
+      break; /* our marker: the first send was applied after all */
+    if (!retryable(x->zrc)) PT_RETURN(pt, map_zrc(q, x->zrc, "put"));
+    /* The answer is lost: was it applied?  The same session, once back,
+     * tells by the marker, after a sync (the server we reach may lag).
+     * A resend carries the same marker, so that it fails if the first
+     * send is applied after all. */
+    for (;;) {
+      PT_CALL(pt, x->rc,
+              zkl__op_connected(o, zkl__deadline_after_ms(
+                                       zkl_session_timeout(q->s))));
+      if (x->rc == 0 && zkl_session_id(q->s) != x->sid) x->rc = ZKL_ELOST;
+      if (x->rc != 0)
+        PT_RETURN(pt, zkl__fail(x->rc == ZKL_ETIMEDOUT ? ZKL_ESUSPENDED
+                                                       : x->rc,
+                                "the put to %s met a connection loss and %s: "
+                                "its outcome is unknown", q->root,
+                                x->rc == ZKL_ELOST ? "the session was lost"
+                                : x->rc == ZKL_ECANCELED
+                                    ? "it was canceled"
+                                    : "the connection stayed down"));
+      x->k2 = zkl__zk_sync_send(q->s, q->puts);
+      x->k = zkl__zk_exists_send(q->s, x->marker, 0);
+      Q_AWAIT(o, pt, x, x->k);
+      zkl__zk_wait(x->k2, ZKL__TRY);
+      x->k2 = NULL;
+      x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
+      x->k = NULL;
+      if (!retryable(x->zrc)) break;
+    }
+    if (x->zrc == ZOK) break; /* applied */
+    if (x->zrc != ZNONODE)
+      PT_RETURN(pt, map_zrc(q, x->zrc, "put (its marker)"));
+    x->resent = 1; /* not applied: send it again */
+  }
+  if (x->tries < PUT_TRIES) {
+    put_applied(q, x);
+    PT_RETURN(pt, 0);
+  }
+  PT_RETURN(pt, zkl__fail(ZKL_EPROTO, "the put to %s kept failing (its "
+                          "path or puts/ keeps vanishing)", q->root));
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- running calls ---------------------------------------------------------- */
+
+static zkl__step_fn step_of(int kind) {
+  switch (kind) {
+  case Q_PUT: return put_step;
+  case Q_TAKE: return take_step;
+  case Q_PEEK: return peek_step;
+  case Q_SIZE: return size_step;
+  default: return remove_step;
+  }
+}
+
+static qcall_t *qcall_new(zkl_queue_t *q, int kind, int64_t timeout_ms) {
+  qcall_t *x = calloc(1, sizeof *x);
+  if (x == NULL) {
+    zkl__fail(ZKL_ENOMEM, "no memory for a queue call");
+    return NULL;
+  }
+  x->q = q;
+  x->obj = q;
+  x->kind = kind;
+  x->d.owner = q;
+  /* peek, size and remove wait for a connection up to a session timeout */
+  x->deadline = timeout_ms == 0 ? ZKL__TRY
+                                : zkl__deadline_after_ms(timeout_ms);
+  x->dl = x->deadline == ZKL__TRY ? ZKL__FOREVER : x->deadline;
+  return x;
+}
+
+static void qcall_free(qcall_t *x) {
+  if (x->items != NULL) zkl_items_free(x->items, x->got);
+  free(x->copy);
+  free(x->bufs);
+  free(x->detail);
+  free(x);
+}
+
+static int null_queue(void) {
+  return zkl__fail(ZKL_EINVAL, "queue is NULL");
+}
+
+/* A blocking call: the object claimed for the calling thread (another
+ * thread's call is waited for until the deadline), the step run here. */
+static int run_blocking(zkl_queue_t *q, qcall_t *x) {
+  unsigned cancel_seen;
+  int rc = zkl__owner_enter(&q->own, &cancel_seen);
+  if (rc != 0) return zkl__fail(rc, "the queue is being destroyed");
+  pthread_mutex_lock(&q->own.mu);
+  rc = zkl__owner_claim(&q->own, x->deadline, cancel_seen);
+  pthread_mutex_unlock(&q->own.mu);
+  if (rc == ZKL_EBUSY)
+    rc = zkl__fail(rc, "another call of this queue object is underway");
+  else if (rc != 0)
+    rc = zkl__fail(rc, rc == ZKL_ETIMEDOUT ? "another call of this queue "
+                       "object lasted past the deadline"
+                                           : "canceled");
+  if (rc == 0) {
+    rc = zkl__op_run(&q->line, step_of(x->kind), x, x->deadline, cancel_seen);
+    pthread_mutex_lock(&q->own.mu);
+    zkl__owner_free(&q->own);
+    pthread_mutex_unlock(&q->own.mu);
+  }
+  zkl__owner_leave(&q->own);
+  return rc;
+}
+
+/* ---- async calls: one per object at a time, lasting until dispatched ---- */
+
+static void qcall_run(zkl__done_t *d, int deliver) {
+  qcall_t *x = (qcall_t *)d;
+  zkl_queue_t *q = x->q;
+  if (q != NULL) {
+    pthread_mutex_lock(&q->own.mu);
+    q->async_pending = 0;
+    zkl__owner_free(&q->own);
+    pthread_mutex_unlock(&q->own.mu);
+  }
+  if (deliver) {
+    if (x->detail != NULL) zkl__fail(x->rc, "%s", x->detail);
+    else zkl__clear_error();
+    if (x->icb != NULL) {
+      zkl_item_t *items = x->rc == 0 ? x->items : NULL;
+      size_t n = x->rc == 0 ? x->got : 0;
+      if (x->rc == 0) x->items = NULL; /* the callback's now */
+      x->icb(x->obj, x->rc, items, n, x->arg);
+    } else {
+      x->dcb(x->obj, x->rc, 0, x->arg);
+    }
+  }
+  qcall_free(x);
+}
+
+static void qcall_orphan(zkl__done_t *d) {
+  qcall_t *x = (qcall_t *)d;
+  x->q = NULL;
+  free(x->detail);
+  x->detail = strdup(x->rc == 0 && x->kind == Q_TAKE
+                         ? "the queue object was destroyed before the "
+                           "completion was dispatched: its items are lost"
+                         : "the queue object was destroyed before the "
+                           "completion was dispatched");
+  x->rc = ZKL_ECANCELED;
+}
+
+/* The operation ended, on the engine. */
+static void qcall_done(int rc, const char *detail, void *arg) {
+  qcall_t *x = arg;
+  zkl_queue_t *q = x->q;
+  x->rc = rc;
+  x->detail = detail != NULL && detail[0] != '\0' ? strdup(detail) : NULL;
+  pthread_mutex_lock(&q->own.mu);
+  if (q->own.dying) qcall_orphan(&x->d);
+  pthread_mutex_unlock(&q->own.mu);
+  zkl__dispatch_post(zkl__session_dispatch_queue(q->s), &x->d);
+  zkl__owner_leave(&q->own);
+}
+
+static int run_async(zkl_queue_t *q, qcall_t *x) {
+  x->d.run = qcall_run;
+  x->d.orphan = qcall_orphan;
+  unsigned cancel_seen;
+  int rc = zkl__owner_enter(&q->own, &cancel_seen);
+  if (rc != 0) {
+    qcall_free(x);
+    return zkl__fail(rc, "the queue is being destroyed");
+  }
+  pthread_mutex_lock(&q->own.mu);
+  if (q->own.busy) {
+    pthread_mutex_unlock(&q->own.mu);
+    zkl__owner_leave(&q->own);
+    qcall_free(x);
+    return zkl__fail(ZKL_EBUSY, "a call of this queue object is underway");
+  }
+  q->own.busy = 1;
+  q->own.async = 1;
+  q->async_pending = 1;
+  pthread_mutex_unlock(&q->own.mu);
+  rc = zkl__op_start(&q->line, step_of(x->kind), x, x->deadline, cancel_seen,
+                     qcall_done, x);
+  if (rc != 0) {
+    pthread_mutex_lock(&q->own.mu);
+    q->async_pending = 0;
+    zkl__owner_free(&q->own);
+    pthread_mutex_unlock(&q->own.mu);
+    zkl__owner_leave(&q->own);
+    qcall_free(x);
+  }
+  return rc;
+}
+
+/* ---- the public calls ---------------------------------------------------------- */
+
+void zkl_queue_opts_init(zkl_queue_opts_t *opts) {
+  if (opts == NULL) return;
+  memset(opts, 0, sizeof *opts);
+  opts->format = ZKL_QUEUE_QN;
+  opts->priority = 100;
+  opts->max_items = 50000;
+}
+
+int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
+                     const zkl_queue_opts_t *opts) {
+  zkl__clear_error();
+  if (out == NULL) return zkl__fail(ZKL_EINVAL, "out is NULL");
+  *out = NULL;
+  zkl_queue_opts_t def;
+  zkl_queue_opts_init(&def);
+  if (opts == NULL) opts = &def;
+  int rc = zkl__check_recipe_args(s, path, NULL, 0);
+  if (rc != 0) return rc;
+  if (strcmp(path, "/") == 0)
+    return zkl__fail(ZKL_EINVAL, "a queue cannot be at /");
+  if (opts->format != ZKL_QUEUE_QN && opts->format != ZKL_QUEUE_KAZOO)
+    return zkl__fail(ZKL_EINVAL, "unknown queue format %d",
+                     (int)opts->format);
+  if (opts->priority < 0 || opts->priority > 999)
+    return zkl__fail(ZKL_EINVAL, "priority %d is not within 0..999",
+                     opts->priority);
+  zkl_queue_t *q = calloc(1, sizeof *q);
+  if (q == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for a queue");
+  q->s = s;
+  q->format = (int)opts->format;
+  q->priority = opts->priority;
+  q->max_items = opts->max_items;
+  q->root_len = strlen(path);
+  q->root = strdup(path);
+  size_t sl = q->root_len + sizeof SIDE_SUFFIX + 8;
+  q->side = malloc(sl);
+  q->puts = malloc(sl);
+  char *wait = malloc(sl);
+  if (q->root == NULL || q->side == NULL || q->puts == NULL || wait == NULL) {
+    rc = ZKL_ENOMEM;
+  } else {
+    snprintf(q->side, sl, "%s%s", path, SIDE_SUFFIX);
+    snprintf(q->puts, sl, "%s%s/puts", path, SIDE_SUFFIX);
+    snprintf(wait, sl, "%s%s/wait", path, SIDE_SUFFIX);
+    rc = zkl__owner_init(&q->own);
+    if (rc == 0) {
+      rc = zkl__contender_init(&q->line, s, &zkl__driver_mutex, wait, NULL, 0,
+                               &q->own.cancel_gen);
+      if (rc != 0) zkl__owner_fini(&q->own);
+    }
+  }
+  free(wait);
+  if (rc != 0) {
+    free(q->root);
+    free(q->side);
+    free(q->puts);
+    free(q);
+    return zkl__fail(rc, rc == ZKL_ENOMEM ? "no memory for a queue"
+                                          : "cannot make the queue's mutex");
+  }
+  *out = q;
+  return 0;
+}
+
+static void kick(void *arg) { zkl_queue_cancel(arg); }
+
+void zkl_queue_destroy(zkl_queue_t *q) {
+  if (q == NULL) return;
+  zkl__owner_drain(&q->own, kick, q);
+  zkl__dispatch_orphan(zkl__session_dispatch_queue(q->s), q);
+  for (int i = 0; i < q->n_stale; i++) {
+    zkl__janitor_add(q->s, q->puts, "", q->stale[i]);
+    free(q->stale[i]);
+  }
+  listing_clear(q);
+  zkl__contender_fini(&q->line);
+  zkl__owner_fini(&q->own);
+  free(q->root);
+  free(q->side);
+  free(q->puts);
+  free(q);
+}
+
+int zkl_queue_cancel(zkl_queue_t *q) {
+  zkl__clear_error();
+  if (q == NULL) return null_queue();
+  zkl__owner_cancel(&q->own);
+  zkl__contend_cancel(&q->line);
+  return 0;
+}
+
+/* Checks and borrows the payloads of a put (copied when async). */
+static int put_args(zkl_queue_t *q, const zkl_buf_t *items, size_t n,
+                    int copy, qcall_t **out, int64_t timeout_ms) {
+  *out = NULL;
+  if (q == NULL) return null_queue();
+  if (items == NULL || n == 0 || n > BATCH_MAX)
+    return zkl__fail(ZKL_EINVAL, "a put takes 1..%d items, not %zu%s",
+                     BATCH_MAX, n, items == NULL ? " (items is NULL)" : "");
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (items[i].data == NULL && items[i].len > 0)
+      return zkl__fail(ZKL_EINVAL, "item %zu: data is NULL, len %zu", i,
+                       items[i].len);
+    if (items[i].len > ZKL_QUEUE_MAX_BYTES ||
+        (total += items[i].len) > ZKL_QUEUE_MAX_BYTES)
+      return zkl__fail(ZKL_EINVAL, "the payload%s of %zu bytes or more: "
+                       "more than ZKL_QUEUE_MAX_BYTES (%d), what ZooKeeper's "
+                       "default request limit (jute.maxbuffer, 1 MiB) "
+                       "leaves", n > 1 ? "s come to" : " is", total,
+                       ZKL_QUEUE_MAX_BYTES);
+  }
+  qcall_t *x = qcall_new(q, Q_PUT, timeout_ms);
+  if (x == NULL) return ZKL_ENOMEM;
+  x->bufs = malloc(n * sizeof *x->bufs);
+  x->copy = copy ? malloc(total > 0 ? total : 1) : NULL;
+  if (x->bufs == NULL || (copy && x->copy == NULL)) {
+    qcall_free(x);
+    return zkl__fail(ZKL_ENOMEM, "no memory for a put");
+  }
+  char *at = x->copy;
+  for (size_t i = 0; i < n; i++) {
+    x->bufs[i] = items[i];
+    if (copy && items[i].len > 0) {
+      memcpy(at, items[i].data, items[i].len);
+      x->bufs[i].data = at;
+      at += items[i].len;
+    }
+  }
+  x->nbufs = n;
+  *out = x;
+  return 0;
+}
+
+int zkl_queue_put_batch(zkl_queue_t *q, const zkl_buf_t *items, size_t n,
+                        int64_t timeout_ms) {
+  zkl__clear_error();
+  qcall_t *x;
+  int rc = put_args(q, items, n, 0, &x, timeout_ms);
+  if (rc != 0) return rc;
+  rc = run_blocking(q, x);
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_put(zkl_queue_t *q, const void *data, size_t len,
+                  int64_t timeout_ms) {
+  zkl_buf_t b = {data, len};
+  return zkl_queue_put_batch(q, &b, 1, timeout_ms);
+}
+
+int zkl_queue_put_batch_async(zkl_queue_t *q, const zkl_buf_t *items,
+                              size_t n, int64_t timeout_ms, zkl_done_fn cb,
+                              void *arg) {
+  zkl__clear_error();
+  if (q != NULL && cb == NULL)
+    return zkl__fail(ZKL_EINVAL, "the callback is NULL");
+  qcall_t *x;
+  int rc = put_args(q, items, n, 1, &x, timeout_ms);
+  if (rc != 0) return rc;
+  x->dcb = cb;
+  x->arg = arg;
+  return run_async(q, x);
+}
+
+int zkl_queue_put_async(zkl_queue_t *q, const void *data, size_t len,
+                        int64_t timeout_ms, zkl_done_fn cb, void *arg) {
+  zkl_buf_t b = {data, len};
+  return zkl_queue_put_batch_async(q, &b, 1, timeout_ms, cb, arg);
+}
+
+static int take_args(zkl_queue_t *q, size_t max, int64_t timeout_ms,
+                     qcall_t **out) {
+  *out = NULL;
+  if (q == NULL) return null_queue();
+  if (max == 0 || max > BATCH_MAX)
+    return zkl__fail(ZKL_EINVAL, "a take takes 1..%d items, not %zu",
+                     BATCH_MAX, max);
+  qcall_t *x = qcall_new(q, Q_TAKE, timeout_ms);
+  if (x == NULL) return ZKL_ENOMEM;
+  x->want = max;
+  *out = x;
+  return 0;
+}
+
+int zkl_queue_take_batch(zkl_queue_t *q, size_t max, int64_t timeout_ms,
+                         zkl_item_t **items, size_t *n) {
+  zkl__clear_error();
+  if (items == NULL || n == NULL)
+    return zkl__fail(ZKL_EINVAL, "items or n is NULL");
+  *items = NULL;
+  *n = 0;
+  qcall_t *x;
+  int rc = take_args(q, max, timeout_ms, &x);
+  if (rc != 0) return rc;
+  rc = run_blocking(q, x);
+  if (rc == 0) {
+    *items = x->items;
+    *n = x->got;
+    x->items = NULL;
+  }
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_take(zkl_queue_t *q, int64_t timeout_ms, zkl_item_t *item) {
+  zkl__clear_error();
+  if (item == NULL) return zkl__fail(ZKL_EINVAL, "item is NULL");
+  memset(item, 0, sizeof *item);
+  zkl_item_t *v;
+  size_t n;
+  int rc = zkl_queue_take_batch(q, 1, timeout_ms, &v, &n);
+  if (rc == 0) {
+    *item = v[0];
+    free(v);
+  }
+  return rc;
+}
+
+int zkl_queue_take_async(zkl_queue_t *q, size_t max, int64_t timeout_ms,
+                         zkl_items_fn cb, void *arg) {
+  zkl__clear_error();
+  if (q != NULL && cb == NULL)
+    return zkl__fail(ZKL_EINVAL, "the callback is NULL");
+  qcall_t *x;
+  int rc = take_args(q, max, timeout_ms, &x);
+  if (rc != 0) return rc;
+  x->icb = cb;
+  x->arg = arg;
+  return run_async(q, x);
+}
+
+/* peek, size, remove: wait up to a session timeout for a connection */
+static qcall_t *short_call(zkl_queue_t *q, int kind) {
+  return qcall_new(q, kind, zkl_session_timeout(q->s));
+}
+
+int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item) {
+  zkl__clear_error();
+  if (q == NULL || item == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or item is NULL");
+  memset(item, 0, sizeof *item);
+  qcall_t *x = short_call(q, Q_PEEK);
+  if (x == NULL) return ZKL_ENOMEM;
+  int rc = run_blocking(q, x);
+  if (rc == 0) {
+    *item = x->items[0];
+    x->got = 0;
+  }
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_size(zkl_queue_t *q, size_t *n) {
+  zkl__clear_error();
+  if (q == NULL || n == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or n is NULL");
+  *n = 0;
+  qcall_t *x = short_call(q, Q_SIZE);
+  if (x == NULL) return ZKL_ENOMEM;
+  int rc = run_blocking(q, x);
+  if (rc == 0) *n = x->size;
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_remove(zkl_queue_t *q, const char *name) {
+  zkl__clear_error();
+  if (q == NULL || name == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or name is NULL");
+  ref_t r;
+  if (strlen(name) > NAME_MAX_LEN || item_parse(q->format, name, &r) != 0)
+    return zkl__fail(ZKL_EINVAL, "%s is not an item name of this queue's "
+                     "format (%s)", name,
+                     q->format == ZKL_QUEUE_QN ? "qn-<seq>"
+                                               : "entry-<prio>-<seq>");
+  qcall_t *x = short_call(q, Q_REMOVE);
+  if (x == NULL) return ZKL_ENOMEM;
+  snprintf(x->name, sizeof x->name, "%s", name);
+  int rc = run_blocking(q, x);
+  qcall_free(x);
+  return rc;
+}
+
+void zkl_item_free(zkl_item_t *item) {
+  if (item == NULL) return;
+  free(item->data);
+  memset(item, 0, sizeof *item);
+}
+
+void zkl_items_free(zkl_item_t *items, size_t n) {
+  if (items == NULL) return;
+  for (size_t i = 0; i < n; i++) free(items[i].data);
+  free(items);
+}

@@ -1,0 +1,526 @@
+/* tests/integration/test-queue.c - the distributed queue against a real
+ * server: FIFO order and binary payloads, batches, kazoo's priority
+ * format, foreign children ignored, blocking takes (deadline, cancel),
+ * waiting consumers served in arrival order and herd-free (one watcher of
+ * the queue however many wait), a put whose answer is lost applied once,
+ * the bound, the async calls, bad input, and no node left behind. */
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define OP_MULTI 14
+
+static zkl_queue_t *queue_fmt(zkl_session_t *s, const char *path, int format,
+                              int prio) {
+  zkl_queue_opts_t o;
+  zkl_queue_opts_init(&o);
+  o.format = format;
+  o.priority = prio;
+  zkl_queue_t *q = NULL;
+  ck_assert_int_eq(zkl_queue_create(&q, s, path, &o), 0);
+  ck_assert_ptr_nonnull(q);
+  return q;
+}
+
+static zkl_queue_t *queue(zkl_session_t *s, const char *path) {
+  return queue_fmt(s, path, ZKL_QUEUE_QN, 100);
+}
+
+/* The markers of confirmed puts under <root>.zkl/puts once the objects
+ * are gone: none (the janitor deletes them; a few ms). */
+static void assert_no_markers(zkl_session_t *s, const char *root) {
+  char puts[512];
+  snprintf(puts, sizeof puts, "%s.zkl/puts", root);
+  ck_assert_msg(it_wait_children(s, puts, 0, 5000), "markers left in %s",
+                puts);
+}
+
+START_TEST(fifo_and_binary_payloads) {
+  char root[128];
+  it_root(root, sizeof root, "q-fifo");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY); /* no path yet */
+  for (int i = 0; i < 20; i++) {
+    char buf[8] = {'x', 0, (char)i, (char)0xff, 'y'};
+    ck_assert_int_eq(zkl_queue_put(q, buf, 5, 5000), 0);
+  }
+  ck_assert_int_eq(zkl_queue_put(q, NULL, 0, 5000), 0); /* empty payload */
+  size_t n = 0;
+  ck_assert_int_eq(zkl_queue_size(q, &n), 0);
+  ck_assert_uint_eq(n, 21);
+  ck_assert_int_eq(zkl_queue_peek(q, &it), 0);
+  ck_assert_uint_eq(it.len, 5);
+  ck_assert_int_eq(it.data[2], 0);
+  char head[32];
+  snprintf(head, sizeof head, "%s", it.name);
+  zkl_item_free(&it);
+  uint64_t last = 0;
+  for (int i = 0; i < 20; i++) {
+    ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0);
+    if (i == 0) ck_assert_str_eq(it.name, head);
+    ck_assert_uint_eq(it.len, 5);
+    ck_assert_int_eq(memcmp(it.data, (char[]){'x', 0, (char)i, (char)0xff,
+                                               'y'}, 5), 0);
+    ck_assert_int_eq(it.data[5], 0); /* a NUL follows */
+    ck_assert_uint_gt(it.token, last);
+    ck_assert(strncmp(it.name, "qn-", 3) == 0);
+    last = it.token;
+    zkl_item_free(&it);
+  }
+  ck_assert_int_eq(zkl_queue_take(q, 1000, &it), 0);
+  ck_assert_uint_eq(it.len, 0);
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY);
+  ck_assert_int_eq(zkl_queue_peek(q, &it), ZKL_EEMPTY);
+  ck_assert_int_eq(zkl_queue_size(q, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  zkl_queue_destroy(q);
+  assert_no_markers(s, root);
+  zkl_session_close(s);
+}
+END_TEST
+
+START_TEST(batches_are_atomic_and_in_order) {
+  char root[128];
+  it_root(root, sizeof root, "q-batch");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root), *r = queue(s, root);
+  char data[300][8];
+  zkl_buf_t b[300];
+  for (int i = 0; i < 300; i++) {
+    snprintf(data[i], sizeof data[i], "%d", i);
+    b[i] = (zkl_buf_t){data[i], strlen(data[i])};
+  }
+  ck_assert_int_eq(zkl_queue_put_batch(q, b, 300, 5000), 0);
+  zkl_item_t *v = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(zkl_queue_take_batch(r, 1000, 5000, &v, &n), 0);
+  ck_assert_uint_eq(n, 300);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(v[i].data, data[i]);
+    if (i > 0) ck_assert_int_lt(strcmp(v[i - 1].name, v[i].name), 0);
+  }
+  zkl_items_free(v, n);
+  /* a batch that cannot be applied is applied not at all: one payload
+   * too many bytes is refused before anything is sent */
+  static char big[ZKL_QUEUE_MAX_BYTES / 2 + 1];
+  zkl_buf_t two[2] = {{big, sizeof big}, {big, sizeof big}};
+  ck_assert_int_eq(zkl_queue_put_batch(q, two, 2, 5000), ZKL_EINVAL);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "jute.maxbuffer"));
+  size_t size = 9;
+  ck_assert_int_eq(zkl_queue_size(q, &size), 0);
+  ck_assert_uint_eq(size, 0);
+  /* one payload as big as allowed goes through */
+  static char one[ZKL_QUEUE_MAX_BYTES];
+  memset(one, 'z', sizeof one);
+  ck_assert_int_eq(zkl_queue_put(q, one, sizeof one, 10000), 0);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(r, 5000, &it), 0);
+  ck_assert_uint_eq(it.len, sizeof one);
+  ck_assert_int_eq(it.data[sizeof one - 1], 'z');
+  zkl_item_free(&it);
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(r);
+  assert_no_markers(s, root);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* kazoo's format: entry-<prio>-<seq>, lower priority first; children of
+ * another shape are ignored (never taken, never deleted). */
+START_TEST(kazoo_priorities_and_foreign_children) {
+  char root[128], path[256];
+  it_root(root, sizeof root, "q-prio");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *lo = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 500);
+  zkl_queue_t *hi = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 7);
+  ck_assert_int_eq(zkl_queue_put(lo, "a", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(lo, "b", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(hi, "c", 1, 5000), 0);
+  zhandle_t *zh = zkl_session_zhandle(s);
+  const char *foreign[] = {"foo", "entry-1x0-0000000001", "qn-0000000001",
+                           "entry-100-", "entry-100-00000000012"};
+  for (size_t i = 0; i < sizeof foreign / sizeof *foreign; i++) {
+    snprintf(path, sizeof path, "%s/%s", root, foreign[i]);
+    ck_assert_int_eq(zoo_create(zh, path, "f", 1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                                NULL, 0), ZOK);
+  }
+  zkl_item_t it;
+  const char *want[] = {"c", "a", "b"};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(zkl_queue_take(lo, 0, &it), 0);
+    ck_assert_str_eq(it.data, want[i]);
+    ck_assert(strncmp(it.name, i == 0 ? "entry-007-" : "entry-500-", 10) == 0);
+    zkl_item_free(&it);
+  }
+  ck_assert_int_eq(zkl_queue_take(lo, 0, &it), ZKL_EEMPTY);
+  ck_assert_int_eq(zkl_queue_remove(lo, "foo"), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_remove(lo, "entry-100-0000000099"), ZKL_ENOENT);
+  size_t n = 0;
+  ck_assert_int_eq(zkl_queue_size(lo, &n), 0);
+  ck_assert_uint_eq(n, 5); /* the foreign children, untouched */
+  ck_assert_int_eq(it_children(s, root, NULL), 5);
+  zkl_queue_destroy(lo);
+  zkl_queue_destroy(hi);
+  zkl_session_close(s);
+}
+END_TEST
+
+START_TEST(remove_by_name) {
+  char root[128];
+  it_root(root, sizeof root, "q-remove");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(zkl_queue_put(q, "abc" + i, 1, 5000), 0);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_peek(q, &it), 0);
+  ck_assert_str_eq(it.data, "a");
+  ck_assert_int_eq(zkl_queue_remove(q, it.name), 0);
+  ck_assert_int_eq(zkl_queue_remove(q, it.name), ZKL_ENOENT);
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0);
+  ck_assert_str_eq(it.data, "b");
+  zkl_item_free(&it);
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ---- blocking takes ---------------------------------------------------- */
+
+typedef struct taker {
+  zkl_queue_t *q;
+  int64_t timeout_ms;
+  int rc;
+  char data[64];
+  int64_t took_ms;
+} taker_t;
+
+static void *take_main(void *arg) {
+  taker_t *t = arg;
+  zkl_item_t it;
+  t->rc = zkl_queue_take(t->q, t->timeout_ms, &it);
+  if (t->rc == 0) {
+    snprintf(t->data, sizeof t->data, "%s", it.data);
+    zkl_item_free(&it);
+  }
+  t->took_ms = it_now_ms();
+  return NULL;
+}
+
+START_TEST(take_waits_times_out_and_cancels) {
+  char root[128];
+  it_root(root, sizeof root, "q-wait");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root), *p = queue(s, root);
+  int64_t t0 = it_now_ms();
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(q, 300, &it), ZKL_ETIMEDOUT);
+  int64_t took = it_now_ms() - t0;
+  ck_assert_int_ge(took, 290);
+  ck_assert_int_lt(took, 2000);
+  /* a put wakes a blocked take (the path did not exist: it appears) */
+  taker_t t = {q, -1, 99, "", 0};
+  pthread_t th;
+  pthread_create(&th, NULL, take_main, &t);
+  usleep(200 * 1000);
+  ck_assert_int_eq(zkl_queue_put(p, "hello", 5, 5000), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(t.rc, 0);
+  ck_assert_str_eq(t.data, "hello");
+  /* cancel */
+  t.rc = 99;
+  pthread_create(&th, NULL, take_main, &t);
+  usleep(300 * 1000);
+  ck_assert_int_eq(zkl_queue_cancel(q), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(t.rc, ZKL_ECANCELED);
+  /* it left the line */
+  char wait[256];
+  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  ck_assert(it_wait_children(s, wait, 0, 5000));
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(p);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* Consumers that must wait are served in the order they came, and only
+ * the line's head watches the queue: a put wakes one consumer. */
+/* The child watches on the servers: mntr's zk_watch_count counts every
+ * watch, wchs's total only the data and exists watches. */
+static long sum_of(const char *text, const char *key) {
+  long sum = 0;
+  for (const char *at = text; (at = strstr(at, key)) != NULL;) {
+    at += strlen(key);
+    sum += strtol(at, NULL, 10);
+  }
+  return sum;
+}
+
+static long child_watches(void) {
+  char *mntr = it_4lw("mntr"), *wchs = it_4lw("wchs");
+  long n = sum_of(mntr, "zk_watch_count\t") - sum_of(wchs, "Total watches:");
+  free(mntr);
+  free(wchs);
+  return n;
+}
+
+#define WAITERS 12
+START_TEST(waiting_consumers_in_order_and_herd_free) {
+  char root[128], wait[256];
+  it_root(root, sizeof root, "q-line");
+  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  zkl_session_t *s[WAITERS], *ps = it_session();
+  zkl_queue_t *p = queue(ps, root);
+  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0); /* make the path */
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(p, 0, &it), 0);
+  zkl_item_free(&it);
+  taker_t t[WAITERS];
+  pthread_t th[WAITERS];
+  for (int i = 0; i < WAITERS; i++) {
+    s[i] = it_session();
+    t[i] = (taker_t){queue(s[i], root), 30000, 99, "", 0};
+    pthread_create(&th[i], NULL, take_main, &t[i]);
+    ck_assert_msg(it_wait_children(ps, wait, i + 1, 5000),
+                  "consumer %d did not join the line", i);
+  }
+  /* one watcher of the queue's children (the head), whatever waits */
+  usleep(100 * 1000);
+  ck_assert_int_eq(child_watches(), 1);
+  for (int i = 0; i < WAITERS; i++) {
+    char d[16];
+    snprintf(d, sizeof d, "%d", i);
+    ck_assert_int_eq(zkl_queue_put(p, d, strlen(d), 5000), 0);
+    pthread_join(th[i], NULL); /* the i-th to come gets the i-th item */
+    ck_assert_int_eq(t[i].rc, 0);
+    ck_assert_str_eq(t[i].data, d);
+  }
+  for (int i = 0; i < WAITERS; i++) {
+    zkl_queue_destroy(t[i].q);
+    zkl_session_close(s[i]);
+  }
+  ck_assert(it_wait_children(ps, wait, 0, 5000));
+  zkl_queue_destroy(p);
+  zkl_session_close(ps);
+}
+END_TEST
+
+/* ---- faults ------------------------------------------------------------ */
+
+static int single_server(void) { return strchr(it_hosts(), ',') == NULL; }
+
+/* The put's multi is applied but its answer is lost: the marker tells,
+ * the put reports success, and the item is there once. */
+START_TEST(put_answer_lost_is_applied_once) {
+  if (!single_server()) return;
+  char root[128], hosts[64];
+  it_root(root, sizeof root, "q-cut");
+  it_proxy_t *x = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(x));
+  zkl_session_t *s = it_session_at(hosts, 10000), *d = it_session();
+  zkl_queue_t *q = queue(s, root), *r = queue(d, root);
+  ck_assert_int_eq(zkl_queue_put(q, "first", 5, 5000), 0); /* paths made */
+  for (int round = 0; round < 3; round++) {
+    it_proxy_cut_after(x, OP_MULTI);
+    ck_assert_int_eq(zkl_queue_put(q, "once", 4, 20000), 0);
+    ck_assert_int_eq(it_proxy_cuts(x), round + 1);
+  }
+  zkl_item_t *v = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(zkl_queue_take_batch(r, 100, 5000, &v, &n), 0);
+  ck_assert_uint_eq(n, 4);
+  ck_assert_str_eq(v[0].data, "first");
+  for (size_t i = 1; i < n; i++) ck_assert_str_eq(v[i].data, "once");
+  zkl_items_free(v, n);
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(r);
+  assert_no_markers(d, root);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+START_TEST(bound_refuses_puts) {
+  char root[128];
+  it_root(root, sizeof root, "q-bound");
+  zkl_session_t *s = it_session();
+  zkl_queue_opts_t o;
+  zkl_queue_opts_init(&o);
+  ck_assert_uint_eq(o.max_items, 50000);
+  o.max_items = 5;
+  zkl_queue_t *q = NULL;
+  ck_assert_int_eq(zkl_queue_create(&q, s, root, &o), 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(zkl_queue_put(q, "i", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(q, "i", 1, 5000), ZKL_EFULL);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "Java"));
+  zkl_buf_t b[2] = {{"a", 1}, {"b", 1}};
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0);
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_put_batch(q, b, 2, 5000), ZKL_EFULL);
+  ck_assert_int_eq(zkl_queue_put(q, "i", 1, 5000), 0);
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ---- bad input --------------------------------------------------------- */
+
+START_TEST(bad_input_is_refused) {
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = NULL;
+  zkl_queue_opts_t o;
+  zkl_queue_opts_init(&o);
+  ck_assert_int_eq(zkl_queue_create(NULL, s, "/q", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_create(&q, NULL, "/q", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_create(&q, s, "/", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_create(&q, s, "q", NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_create(&q, s, "/a//b", NULL), ZKL_EINVAL);
+  o.priority = 1000;
+  ck_assert_int_eq(zkl_queue_create(&q, s, "/q", &o), ZKL_EINVAL);
+  o.priority = 100;
+  o.format = 7;
+  ck_assert_int_eq(zkl_queue_create(&q, s, "/q", &o), ZKL_EINVAL);
+  ck_assert_ptr_null(q);
+  char root[128];
+  it_root(root, sizeof root, "q-bad");
+  q = queue(s, root);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_put(NULL, "a", 1, 0), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_put(q, NULL, 1, 0), ZKL_EINVAL);
+  static char big[ZKL_QUEUE_MAX_BYTES + 1];
+  ck_assert_int_eq(zkl_queue_put(q, big, sizeof big, 0), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_put_batch(q, NULL, 1, 0), ZKL_EINVAL);
+  zkl_buf_t b = {"a", 1};
+  ck_assert_int_eq(zkl_queue_put_batch(q, &b, 0, 0), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_put_batch(q, &b, 1001, 0), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_take(q, 0, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_take(NULL, 0, &it), ZKL_EINVAL);
+  zkl_item_t *v;
+  size_t n;
+  ck_assert_int_eq(zkl_queue_take_batch(q, 0, 0, &v, &n), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_take_batch(q, 1001, 0, &v, &n), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_peek(NULL, &it), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_size(q, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_remove(q, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_remove(q, "qn-abc"), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_cancel(NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_take_async(q, 1, 0, NULL, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_put_async(q, "a", 1, 0, NULL, NULL), ZKL_EINVAL);
+  /* a path that is an ephemeral node is not a queue: a clear error */
+  zhandle_t *zh = zkl_session_zhandle(s);
+  char eph[160];
+  snprintf(eph, sizeof eph, "%s-eph", root);
+  ck_assert_int_eq(zoo_create(zh, eph, "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                              ZOO_EPHEMERAL, NULL, 0), ZOK);
+  zkl_queue_t *e = queue(s, eph);
+  ck_assert_int_eq(zkl_queue_put(e, "a", 1, 5000), ZNOCHILDRENFOREPHEMERALS);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "not a queue"));
+  zkl_queue_destroy(e);
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(NULL);
+  zkl_item_free(NULL);
+  zkl_items_free(NULL, 3);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ---- async ------------------------------------------------------------- */
+
+typedef struct seen {
+  int n, rc;
+  size_t items;
+  char data[64];
+} seen_t;
+
+static void on_put(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj;
+  (void)token;
+  seen_t *w = arg;
+  w->n++;
+  w->rc = rc;
+}
+
+static void on_take(zkl_queue_t *q, int rc, zkl_item_t *items, size_t n,
+                    void *arg) {
+  (void)q;
+  seen_t *w = arg;
+  w->n++;
+  w->rc = rc;
+  w->items = n;
+  if (n > 0) snprintf(w->data, sizeof w->data, "%s", items[0].data);
+  zkl_items_free(items, n);
+}
+
+static int loop_until(zkl_session_t *s, const int *done, int timeout_ms) {
+  int64_t end = it_now_ms() + timeout_ms;
+  while (!*done) {
+    int64_t left = end - it_now_ms();
+    if (left <= 0) return 0;
+    struct pollfd p = {zkl_session_fd(s), POLLIN, 0};
+    if (poll(&p, 1, (int)left) == 1) zkl_session_dispatch(s);
+  }
+  return 1;
+}
+
+START_TEST(async_put_and_take_in_a_loop) {
+  char root[128];
+  it_root(root, sizeof root, "q-async");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root), *p = queue(s, root);
+  seen_t t = {0, 99, 0, ""}, u = {0, 99, 0, ""};
+  ck_assert_int_eq(zkl_queue_take_async(q, 10, 10000, on_take, &t), 0);
+  ck_assert_int_eq(zkl_queue_take_async(q, 10, 10000, on_take, &t), ZKL_EBUSY);
+  ck_assert_int_eq(zkl_queue_put_async(p, "loop", 4, 5000, on_put, &u), 0);
+  ck_assert_int_eq(t.n + u.n, 0); /* never from inside the call */
+  ck_assert(loop_until(s, &t.n, 10000));
+  ck_assert_int_eq(t.rc, 0);
+  ck_assert_uint_eq(t.items, 1);
+  ck_assert_str_eq(t.data, "loop");
+  ck_assert(loop_until(s, &u.n, 10000));
+  ck_assert_int_eq(u.rc, 0);
+  /* a pending take canceled, then one orphaned by destroy */
+  t.n = 0;
+  ck_assert_int_eq(zkl_queue_take_async(q, 1, -1, on_take, &t), 0);
+  ck_assert_int_eq(zkl_queue_cancel(q), 0);
+  ck_assert(loop_until(s, &t.n, 10000));
+  ck_assert_int_eq(t.rc, ZKL_ECANCELED);
+  t.n = 0;
+  ck_assert_int_eq(zkl_queue_take_async(q, 1, -1, on_take, &t), 0);
+  zkl_queue_destroy(q);
+  ck_assert(loop_until(s, &t.n, 10000));
+  ck_assert_int_eq(t.rc, ZKL_ECANCELED);
+  ck_assert_int_eq(t.n, 1);
+  zkl_queue_destroy(p);
+  assert_no_markers(s, root);
+  zkl_session_close(s);
+}
+END_TEST
+
+Suite *queue_suite(void) {
+  Suite *su = suite_create("queue");
+  TCase *tc = it_tcase("queue");
+  tcase_add_test(tc, fifo_and_binary_payloads);
+  tcase_add_test(tc, batches_are_atomic_and_in_order);
+  tcase_add_test(tc, kazoo_priorities_and_foreign_children);
+  tcase_add_test(tc, remove_by_name);
+  tcase_add_test(tc, take_waits_times_out_and_cancels);
+  tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
+  tcase_add_test(tc, put_answer_lost_is_applied_once);
+  tcase_add_test(tc, bound_refuses_puts);
+  tcase_add_test(tc, bad_input_is_refused);
+  tcase_add_test(tc, async_put_and_take_in_a_loop);
+  suite_add_tcase(su, tc);
+  return su;
+}
