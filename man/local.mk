@@ -31,6 +31,9 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_rwlock_rdlock_async.3 man/zkl_rwlock_wrlock_async.3 \
 	man/zkl_rwlock_unlock_async.3 man/zkl_mutex_watch_async.3 \
 	man/zkl_rwlock_watch_async.3 \
+	man/zkl_queue_claim.3 man/zkl_queue_ack.3 man/zkl_queue_nack.3 \
+	man/zkl_queue_claim_health.3 man/zkl_queue_claim_async.3 \
+	man/zkl_queue_ack_async.3 man/zkl_queue_nack_async.3 \
 	man/zkl_queue.3 man/zkl_queue_opts_init.3 man/zkl_queue_create.3 \
 	man/zkl_queue_put.3 man/zkl_queue_put_batch.3 man/zkl_queue_take.3 \
 	man/zkl_queue_take_batch.3 man/zkl_queue_peek.3 man/zkl_queue_size.3 \

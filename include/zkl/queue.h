@@ -8,6 +8,9 @@
  *                    and C) and Curator's SimpleDistributedQueue.
  *   ZKL_QUEUE_KAZOO  `<path>/entry-<prio>-<seq>`: kazoo's Queue, priority
  *                    000-999, lower first, then by sequence.
+ *   ZKL_QUEUE_LOCKING  `<path>/entries/entry-<prio>-<seq>` and a claim per
+ *                    item in process, `<path>/taken/<item name>`: kazoo's
+ *                    LockingQueue.  The one layout with claims.
  * The head is the lowest; sequences are ordered with the wrap at 2^31
  * handled (as the lock's).  Children of any other shape are ignored (never
  * taken, never deleted).  The path itself is a PERSISTENT node (peers keep
@@ -20,11 +23,21 @@
  * ephemeral node made in the same transaction as the item, so that a put
  * whose answer is lost is found again and never applied twice).
  *
- * Delivery: zkl_queue_take() is at-most-once, as every peer's plain take:
- * an item is read and deleted in one round trip and returned only to the
- * consumer whose delete removed it; a consumer that dies after the delete
- * loses the item.  (At-least-once claim/ack delivery comes with kazoo's
- * LockingQueue layout.)
+ * Delivery, two modes:
+ *  - zkl_queue_take() is at-most-once, as every peer's plain take: an item
+ *    is read and deleted in one round trip and returned only to the
+ *    consumer whose delete removed it; a consumer that dies after the
+ *    delete loses the item.
+ *  - zkl_queue_claim() / zkl_queue_ack() / zkl_queue_nack() are
+ *    at-least-once (ZKL_QUEUE_LOCKING only): a claim is an ephemeral node
+ *    in `taken/`, so an item whose consumer dies (its session ends) is
+ *    claimable again at once, and a waiting consumer is woken for it; the
+ *    claim node's czxid is the item's DELIVERY TOKEN, larger at every
+ *    redelivery: fence the item's side effects with it.  ack deletes item
+ *    and claim in one transaction and fails (ZKL_ELOST) when the claim is
+ *    gone: the work may then be done twice.  kazoo's LockingQueue
+ *    consumers and zkl's share one queue (a kazoo claim is skipped by zkl
+ *    and the other way round).
  *
  * Threads: one call at a time per object.  A blocking call from a second
  * thread waits locally for the first (no ZooKeeper traffic); an async call
@@ -55,13 +68,18 @@ typedef struct zkl_queue zkl_queue_t;
 /* The wire format of a queue's items. */
 typedef enum zkl_queue_format {
   ZKL_QUEUE_QN = 0,   /* qn-<seq>: ZooKeeper recipes, Curator        */
-  ZKL_QUEUE_KAZOO = 1 /* entry-<prio>-<seq>: kazoo Queue             */
+  ZKL_QUEUE_KAZOO = 1, /* entry-<prio>-<seq>: kazoo Queue            */
+  ZKL_QUEUE_LOCKING = 2 /* entries/ + taken/: kazoo LockingQueue     */
 } zkl_queue_format_t;
+
+/* Where zkl_queue_nack() puts an item back. */
+#define ZKL_QUEUE_HEAD 0 /* where it was: the next claim gets it again */
+#define ZKL_QUEUE_TAIL 1 /* at the end, behind every item there now    */
 
 /* Options for zkl_queue_create().  Start from zkl_queue_opts_init(). */
 typedef struct zkl_queue_opts {
   zkl_queue_format_t format; /* default ZKL_QUEUE_QN                    */
-  int priority;     /* ZKL_QUEUE_KAZOO: priority of what this object
+  int priority;     /* kazoo formats: priority of what this object
                        puts, 0..999 (lower is taken first); default 100 */
   size_t max_items; /* a put is refused (ZKL_EFULL) while the queue holds
                        this many children or more; default 50000, which
@@ -73,7 +91,9 @@ typedef struct zkl_queue_opts {
 typedef struct zkl_item {
   char *data;       /* the payload (malloc'ed; a NUL follows it)  */
   size_t len;       /* its bytes                                    */
-  uint64_t token;   /* the item node's czxid: unique per item      */
+  uint64_t token;   /* the item node's czxid: unique per item; for a
+                       claimed item the claim's czxid: the delivery
+                       token, larger at every redelivery             */
   char name[32];    /* its node's name, e.g. "qn-0000000042"       */
 } zkl_item_t;
 
@@ -195,6 +215,59 @@ ZKL_EXTERN int zkl_queue_size(zkl_queue_t *q, size_t *n);
  *   others      as for zkl_queue_peek(). */
 ZKL_EXTERN int zkl_queue_remove(zkl_queue_t *q, const char *name);
 
+/* Claims the head item that nobody has claimed (ZKL_QUEUE_LOCKING): an
+ * ephemeral `taken/<name>` node is made for it and the item read, in one
+ * round trip; *item is filled (its token is the claim's czxid: the
+ * delivery token), the item stays in the queue until zkl_queue_ack().
+ * Waits as zkl_queue_take() does (herd-free, in arrival order); the head
+ * of the line also watches `taken/`, so that an item whose claimer died
+ * is claimed again at once.  An object may hold several claims.
+ *   0, ZKL_EEMPTY (timeout 0: nothing unclaimed), ZKL_ETIMEDOUT,
+ *   ZKL_ESUSPENDED, ZKL_ECANCELED, ZKL_ELOST, ZKL_EBUSY, ZKL_ENOMEM,
+ *   ZooKeeper's codes: as zkl_queue_take().
+ *   ZKL_EINVAL      q or item is NULL, or the object's format is not
+ *                   ZKL_QUEUE_LOCKING.
+ * The claim lasts while the session does: zkl_queue_claim_health() says
+ * whether it still holds (and the session's SUSPENDED / LOST say when it
+ * is in doubt or gone). */
+ZKL_EXTERN int zkl_queue_claim(zkl_queue_t *q, int64_t timeout_ms,
+                               zkl_item_t *item);
+
+/* Done with a claimed item: checks that the claim is still this object's
+ * (the same node, made by this session), then deletes the item and the
+ * claim in one transaction.
+ *   0           acked: the item is gone for good.
+ *   ZKL_ELOST   the claim is gone (the session was lost, or someone
+ *               deleted the claim): another consumer may process the item
+ *               too; nothing was deleted.
+ *   ZKL_ENOENT  the item had been removed by someone else (the claim is
+ *               deleted).
+ *   ZKL_EPERM   item is not claimed through this object.
+ *   ZKL_ESUSPENDED  not connected within a session timeout: the claim
+ *               stays as it was.
+ *   ZKL_EINVAL, ZKL_EBUSY, ZKL_ENOMEM, ZooKeeper's codes.
+ * The object forgets the claim unless the code is ZKL_ESUSPENDED,
+ * ZKL_EBUSY, ZKL_EPERM or ZKL_EINVAL. */
+ZKL_EXTERN int zkl_queue_ack(zkl_queue_t *q, const zkl_item_t *item);
+
+/* Gives a claimed item back: where ZKL_QUEUE_HEAD (the claim is deleted;
+ * the item keeps its place, so the next claim gets it), or ZKL_QUEUE_TAIL
+ * (the item is put again at the end with item->data, and the old item
+ * and the claim are deleted, in one transaction).  Codes as for
+ * zkl_queue_ack() (ZKL_EINVAL also for another `where`). */
+ZKL_EXTERN int zkl_queue_nack(zkl_queue_t *q, const zkl_item_t *item,
+                              int where);
+
+/* Whether a claim of this object still holds, from what the session
+ * knows (no request):
+ *   0               it does: the session that made it is connected and
+ *                   was heard from within the session timeout.
+ *   ZKL_ESUSPENDED  in doubt: the connection is down; stop the item's
+ *                   side effects until it is back.
+ *   ZKL_ELOST       gone with its session: another consumer gets it.
+ *   ZKL_EPERM       not a claim of this object.  ZKL_EINVAL. */
+ZKL_EXTERN int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item);
+
 /* Makes a waiting take (and a put waiting for its connection) of this
  * object return ZKL_ECANCELED, on whichever thread or engine it runs.
  *   0, or ZKL_EINVAL (q is NULL). */
@@ -231,6 +304,22 @@ ZKL_EXTERN int zkl_queue_take_async(zkl_queue_t *q, size_t max,
                                     int64_t timeout_ms, zkl_items_fn cb,
                                     void *arg);
 
+/* zkl_queue_claim() started and returned at once; cb(q, rc, items, n,
+ * arg) runs exactly once, later, from zkl_session_dispatch(), with the
+ * claimed item (n 1) or the codes of the blocking call.  A claim whose
+ * completion is orphaned by destroy is given up (its node deleted): the
+ * item is claimable again.  Returns as zkl_queue_put_async(). */
+ZKL_EXTERN int zkl_queue_claim_async(zkl_queue_t *q, int64_t timeout_ms,
+                                     zkl_items_fn cb, void *arg);
+
+/* zkl_queue_ack() and zkl_queue_nack() started and returned at once (item
+ * is copied); cb(q, rc, 0, arg) runs exactly once, later, from
+ * zkl_session_dispatch().  Returns as zkl_queue_put_async(). */
+ZKL_EXTERN int zkl_queue_ack_async(zkl_queue_t *q, const zkl_item_t *item,
+                                   zkl_done_fn cb, void *arg);
+ZKL_EXTERN int zkl_queue_nack_async(zkl_queue_t *q, const zkl_item_t *item,
+                                    int where, zkl_done_fn cb, void *arg);
+
 /* Frees an item's data and zeroes it (NULL-safe). */
 ZKL_EXTERN void zkl_item_free(zkl_item_t *item);
 /* Frees n items and the array (NULL-safe). */
@@ -238,8 +327,9 @@ ZKL_EXTERN void zkl_items_free(zkl_item_t *items, size_t n);
 
 /* Cancels what is underway (its completion comes with ZKL_ECANCELED),
  * waits for blocked calls to return and frees the object.  NULL-safe.  The
- * queue's items are untouched; a put marker left is deleted with the
- * session's janitor. */
+ * queue's items are untouched; the object's claims are given up (their
+ * nodes deleted: the items are claimable again) and a put marker left is
+ * deleted, by the session's janitor. */
 ZKL_EXTERN void zkl_queue_destroy(zkl_queue_t *q);
 
 #ifdef __cplusplus

@@ -56,7 +56,7 @@ static int item_parse(int f, const char *name, ref_t *r) {
   r->prio = 0;
   if (f == ZKL_QUEUE_QN)
     return strncmp(name, "qn-", 3) == 0 ? parse_seq(name + 3, &r->seq) : -1;
-  if (strncmp(name, "entry-", 6) != 0) return -1;
+  if (strncmp(name, "entry-", 6) != 0) return -1; /* kazoo's, both */
   const char *p = name + 6;
   if (strspn(p, "0123456789") != 3 || p[3] != '-') return -1;
   r->prio = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
@@ -79,12 +79,16 @@ struct zkl_queue {
   size_t max_items;
   char *root;
   size_t root_len;
+  char *items;      /* where the items are: root, or root/entries    */
+  char *taken;      /* ZKL_QUEUE_LOCKING: root/taken, else NULL        */
+  char id[33];      /* a claim's data: this object's uuid, in hex      */
   char *side;       /* "<root>.zkl"        */
   char *puts;       /* "<root>.zkl/puts"   */
   zkl__contender_t line; /* "<root>.zkl/wait": the consumers' line; its
                             waiter also waits for the queue's children */
   /* the listing kept between calls (used by the call in progress only) */
   struct String_vector kids;
+  struct String_vector tkids; /* taken/'s children, sorted (claimed)  */
   ref_t *refs;
   size_t n, next;
   int listed;
@@ -96,22 +100,57 @@ struct zkl_queue {
   char *stale[STALE_MAX];
   int n_stale;
   int async_pending; /* an async call's completion is not dispatched */
+  /* the claims this object holds (own.mu guards them) */
+  struct claim {
+    char name[NAME_MAX_LEN + 1];
+    int64_t czxid, sid;
+  } *claims;
+  size_t n_claims, cap_claims;
 };
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is `name` claimed, as the listing saw taken/? */
+static int claimed(const zkl_queue_t *q, const char *name) {
+  return q->tkids.count > 0 &&
+         bsearch(&name, q->tkids.data, (size_t)q->tkids.count,
+                 sizeof *q->tkids.data, name_cmp) != NULL;
+}
+
+/* With own.mu held: the index of our claim on `name`, or -1. */
+static ptrdiff_t claim_find(const zkl_queue_t *q, const char *name) {
+  for (size_t i = 0; i < q->n_claims; i++)
+    if (strcmp(q->claims[i].name, name) == 0) return (ptrdiff_t)i;
+  return -1;
+}
 
 static void listing_clear(zkl_queue_t *q) {
   zkl__zk_children_free(&q->kids);
+  zkl__zk_children_free(&q->tkids);
   free(q->refs);
   q->refs = NULL;
   q->n = q->next = 0;
   q->listed = 0;
 }
 
-/* Keeps a fresh listing (taken over from kids): our items in queue order. */
-static int listing_set(zkl_queue_t *q, struct String_vector *kids) {
+/* Keeps a fresh listing (taken over from kids, and tkids: the claims):
+ * our items nobody has claimed, in queue order. */
+static int listing_set(zkl_queue_t *q, struct String_vector *kids,
+                       struct String_vector *tkids) {
   listing_clear(q);
   q->kids = *kids;
   kids->count = 0;
   kids->data = NULL;
+  if (tkids != NULL) {
+    q->tkids = *tkids;
+    tkids->count = 0;
+    tkids->data = NULL;
+    if (q->tkids.count > 1)
+      qsort(q->tkids.data, (size_t)q->tkids.count, sizeof *q->tkids.data,
+            name_cmp);
+  }
   size_t n = 0;
   if (q->kids.count > 0) {
     q->refs = malloc((size_t)q->kids.count * sizeof *q->refs);
@@ -120,7 +159,9 @@ static int listing_set(zkl_queue_t *q, struct String_vector *kids) {
       return zkl__fail(ZKL_ENOMEM, "no memory for a listing of %s", q->root);
     }
     for (int i = 0; i < q->kids.count; i++)
-      if (item_parse(q->format, q->kids.data[i], &q->refs[n]) == 0) n++;
+      if (item_parse(q->format, q->kids.data[i], &q->refs[n]) == 0 &&
+          !claimed(q, q->kids.data[i]))
+        n++;
     qsort(q->refs, n, sizeof *q->refs, ref_cmp);
   }
   q->n = n;
@@ -132,7 +173,12 @@ static int listing_set(zkl_queue_t *q, struct String_vector *kids) {
 /* root + "/" + name into buf (CHILD_MAX bytes) */
 #define CHILD_MAX (ZKL__PATH_MAX + 64)
 static void child_path(const zkl_queue_t *q, const char *name, char *buf) {
-  snprintf(buf, CHILD_MAX, "%s/%s", q->root, name);
+  snprintf(buf, CHILD_MAX, "%s/%s", q->items, name);
+}
+
+/* taken/ + "/" + name into buf (CHILD_MAX bytes) */
+static void claim_path(const zkl_queue_t *q, const char *name, char *buf) {
+  snprintf(buf, CHILD_MAX, "%s/%s", q->taken, name);
 }
 
 static int retryable(int zrc) {
@@ -154,7 +200,7 @@ static int map_zrc(zkl_queue_t *q, int zrc, const char *what) {
 
 /* ---- a call ------------------------------------------------------------------ */
 
-enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE };
+enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE, Q_CLAIM, Q_ACK, Q_NACK };
 
 typedef struct qcall {
   zkl__done_t d;        /* first: the completion queue's record (async) */
@@ -174,7 +220,9 @@ typedef struct qcall {
   char *copy;           /* async: the payloads' copy                     */
   char marker[CHILD_MAX];
   int n_stale_sent, resent;
-  int64_t sid;          /* the session the put was sent on */
+  int64_t sid;          /* the session the put was sent on (settle: the
+                           claim's)                                     */
+  int64_t czxid;        /* a claim's                                    */
   /* take, peek */
   size_t want, got, sent;
   zkl_item_t *items;
@@ -182,9 +230,10 @@ typedef struct qcall {
   zkl__zcall_t **ks;    /* ensure_step's creates */
   size_t nks;
   int in_line, retake;
-  /* size, remove */
+  /* size, remove, ack, nack */
   size_t size;
   char name[NAME_MAX_LEN + 1];
+  int where;            /* nack: ZKL_QUEUE_HEAD or ZKL_QUEUE_TAIL */
   /* async */
   zkl_done_fn dcb;
   zkl_items_fn icb;
@@ -217,26 +266,36 @@ static int list_step(zkl__op_t *o, qcall_t *x, int watch) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt_list;
   PT_BEGIN(pt);
-  x->k = zkl__zk_children_send(q->s, q->root, watch);
+  /* the claims first: a claim made between the two listings is then
+   * seen with its item (an item whose claim went meanwhile is missed
+   * until the next listing, and the head's watch on taken/ says so) */
+  x->k2 = q->taken != NULL ? zkl__zk_children_send(q->s, q->taken, watch)
+                           : NULL;
+  x->k = zkl__zk_children_send(q->s, q->items, watch);
   Q_AWAIT(o, pt, x, x->k);
   {
-    struct String_vector kids = {0, NULL};
+    struct String_vector kids = {0, NULL}, tkids = {0, NULL};
+    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->dl, &tkids)
+                            : ZOK;
+    x->k2 = NULL;
     x->zrc = zkl__zk_children_wait(x->k, ZKL__TRY, &kids);
     x->k = NULL;
-    if (x->zrc == ZOK) {
-      int rc = listing_set(q, &kids);
+    if (trc != ZOK && trc != ZNONODE) {
       zkl__zk_children_free(&kids);
-      PT_RETURN(pt, rc);
+      PT_RETURN(pt, map_zrc(q, trc, "list the claims of"));
+    }
+    if (x->zrc == ZOK || x->zrc == ZNONODE) {
+      int rc = listing_set(q, &kids, q->taken != NULL ? &tkids : NULL);
+      zkl__zk_children_free(&kids);
+      zkl__zk_children_free(&tkids);
+      if (rc != 0 || x->zrc == ZOK || !watch) PT_RETURN(pt, rc);
+    } else {
+      zkl__zk_children_free(&tkids);
+      PT_RETURN(pt, map_zrc(q, x->zrc, "list"));
     }
   }
-  if (x->zrc != ZNONODE) PT_RETURN(pt, map_zrc(q, x->zrc, "list"));
-  {
-    struct String_vector none = {0, NULL};
-    listing_set(q, &none);
-  }
-  if (!watch) PT_RETURN(pt, 0);
   /* no path: told when it appears (and if it did meanwhile, list again) */
-  x->k = zkl__zk_exists_send(q->s, q->root, 1);
+  x->k = zkl__zk_exists_send(q->s, q->items, 1);
   Q_AWAIT(o, pt, x, x->k);
   x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
   x->k = NULL;
@@ -269,10 +328,20 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
   x->sent = 0;
   while (x->sent < PIPE_MAX && x->got + x->sent < x->want &&
          q->next + x->sent < q->n) {
-    char path[CHILD_MAX];
-    child_path(q, q->refs[q->next + x->sent].name, path);
+    char path[CHILD_MAX], cpath[CHILD_MAX];
+    const char *name = q->refs[q->next + x->sent].name;
+    child_path(q, name, path);
     x->kg[x->sent] = zkl__zk_get_send(q->s, path, 0);
-    x->kd[x->sent] = zkl__zk_delete_send(q->s, path);
+    if (q->taken == NULL) {
+      x->kd[x->sent] = zkl__zk_delete_send(q->s, path);
+    } else { /* not an item someone has claimed: claim, delete, unclaim */
+      claim_path(q, name, cpath);
+      zkl__mop_t m[3] = {
+          {ZOO_CREATE_OP, cpath, q->id, 32, ZOO_EPHEMERAL, -1},
+          {ZOO_DELETE_OP, path, NULL, 0, 0, -1},
+          {ZOO_DELETE_OP, cpath, NULL, 0, 0, -1}};
+      x->kd[x->sent] = zkl__zk_multi_send(q->s, m, 3);
+    }
     x->sent++;
   }
   /* the server answers in order: the last delete's answer comes last */
@@ -282,7 +351,10 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
     int len = 0;
     struct Stat st;
     int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
-    int d = zkl__zk_wait(x->kd[i], x->dl);
+    int d = q->taken == NULL ? zkl__zk_wait(x->kd[i], x->dl)
+                             : zkl__zk_multi_wait(x->kd[i], x->dl, NULL,
+                                                  NULL);
+    if (d == ZNODEEXISTS) d = ZNONODE; /* claimed by another: not ours */
     x->kg[i] = x->kd[i] = NULL;
     if (g == ZOK && d == ZOK) {
       item_fill(&x->items[x->got++], q->refs[q->next + i].name, data, len,
@@ -297,6 +369,274 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
   q->next += x->sent;
   if (x->retake) q->listed = 0;
   PT_RETURN(pt, x->rc);
+  PT_END(pt);
+  return 0;
+}
+
+/* ---- claims ------------------------------------------------------------------- */
+
+/* Records a claim of ours: 0 or ZKL_ENOMEM. */
+static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
+  pthread_mutex_lock(&q->own.mu);
+  int rc = 0;
+  if (q->n_claims == q->cap_claims) {
+    size_t cap = q->cap_claims > 0 ? 2 * q->cap_claims : 4;
+    struct claim *v = realloc(q->claims, cap * sizeof *v);
+    if (v == NULL) rc = ZKL_ENOMEM;
+    else {
+      q->claims = v;
+      q->cap_claims = cap;
+    }
+  }
+  if (rc == 0) {
+    struct claim *c = &q->claims[q->n_claims++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->czxid = czxid;
+    c->sid = zkl_session_id(q->s);
+  }
+  pthread_mutex_unlock(&q->own.mu);
+  return rc;
+}
+
+static void claim_forget(zkl_queue_t *q, const char *name) {
+  pthread_mutex_lock(&q->own.mu);
+  ptrdiff_t i = claim_find(q, name);
+  if (i >= 0) q->claims[i] = q->claims[--q->n_claims];
+  pthread_mutex_unlock(&q->own.mu);
+}
+
+/* Gives a claim node of ours back (its item is gone): deleted now, or by
+ * the janitor once the connection is back (the node is this session's). */
+static int unclaim(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_list;
+  PT_BEGIN(pt);
+  {
+    char cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    x->k = zkl__zk_delete_send(q->s, cpath);
+  }
+  Q_AWAIT(o, pt, x, x->k);
+  x->zrc = zkl__zk_wait(x->k, ZKL__TRY);
+  x->k = NULL;
+  if (retryable(x->zrc) || x->zrc == ZKL__ZTIMEDOUT) {
+    char cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    zkl__janitor_add(q->s, q->taken, "", cpath);
+  }
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* One claim attempt on the next unclaimed item of the listing: its claim
+ * node and its read go together.  0 (x->got 0 or 1), or a code.  A claim
+ * whose answer is lost is looked for once the connection is back: if it
+ * was made (by this session), it is kept. */
+static int claim_some(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_sub;
+  PT_BEGIN(pt);
+  snprintf(x->name, sizeof x->name, "%s", q->refs[q->next].name);
+  q->next++;
+  {
+    char path[CHILD_MAX], cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    child_path(q, x->name, path);
+    x->kd[0] = zkl__zk_create_send(q->s, cpath, q->id, 32, ZOO_EPHEMERAL);
+    x->kg[0] = zkl__zk_get_send(q->s, path, 0);
+  }
+  Q_AWAIT(o, pt, x, x->kg[0]);
+  {
+    struct Stat cst, st;
+    char *data = NULL;
+    int len = 0;
+    x->zrc = zkl__zk_create_wait(x->kd[0], x->dl, NULL, &cst);
+    x->zrc2 = zkl__zk_get_wait(x->kg[0], x->dl, &data, &len, &st);
+    x->kd[0] = x->kg[0] = NULL;
+    if (x->zrc == ZOK && x->zrc2 == ZOK) {
+      if (claim_keep(q, x->name, cst.czxid) != 0) {
+        free(data);
+        x->rc = zkl__fail(ZKL_ENOMEM, "no memory for a claim");
+        PT_CALL(pt, x->zrc, unclaim(o, x));
+        PT_RETURN(pt, x->rc);
+      }
+      item_fill(&x->items[0], x->name, data, len, &cst);
+      x->got = 1;
+      PT_RETURN(pt, 0);
+    }
+    free(data);
+  }
+  if (x->zrc == ZNODEEXISTS) PT_RETURN(pt, 0); /* another's claim */
+  if (x->zrc == ZOK) { /* the item was taken meanwhile */
+    PT_CALL(pt, x->zrc, unclaim(o, x));
+    PT_RETURN(pt, 0);
+  }
+  if (!retryable(x->zrc) && x->zrc != ZKL__ZTIMEDOUT)
+    PT_RETURN(pt, map_zrc(q, x->zrc, "claim"));
+  /* made or not?  The same session, once back, tells */
+  q->listed = 0;
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, 0); /* the caller sees it again */
+  {
+    char cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    x->k = zkl__zk_exists_send(q->s, cpath, 0);
+  }
+  Q_AWAIT(o, pt, x, x->k);
+  {
+    struct Stat cst;
+    x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &cst);
+    x->k = NULL;
+    if (x->zrc != ZOK || cst.ephemeralOwner != zkl_session_id(q->s))
+      PT_RETURN(pt, 0);
+    x->czxid = cst.czxid; /* ours: its item? */
+  }
+  {
+    char path[CHILD_MAX];
+    child_path(q, x->name, path);
+    x->k = zkl__zk_get_send(q->s, path, 0);
+  }
+  Q_AWAIT(o, pt, x, x->k);
+  {
+    struct Stat st, cst;
+    char *data = NULL;
+    int len = 0;
+    x->zrc = zkl__zk_get_wait(x->k, ZKL__TRY, &data, &len, &st);
+    x->k = NULL;
+    if (x->zrc == ZOK && claim_keep(q, x->name, x->czxid) == 0) {
+      memset(&cst, 0, sizeof cst);
+      cst.czxid = x->czxid;
+      item_fill(&x->items[0], x->name, data, len, &cst);
+      x->got = 1;
+      PT_RETURN(pt, 0);
+    }
+    free(data);
+  }
+  PT_CALL(pt, x->zrc, unclaim(o, x));
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
+
+/* ack and nack: the claim checked (still our node), then one multi. */
+static int settle_send(qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  char path[CHILD_MAX], cpath[CHILD_MAX], again[CHILD_MAX];
+  child_path(q, x->name, path);
+  claim_path(q, x->name, cpath);
+  zkl__mop_t m[3];
+  int n = 0;
+  if (x->kind == Q_NACK && x->where == ZKL_QUEUE_TAIL) {
+    ref_t r;
+    item_parse(q->format, x->name, &r);
+    snprintf(again, sizeof again, "%s/entry-%03d-", q->items, r.prio);
+    m[n++] = (zkl__mop_t){ZOO_CREATE_OP, again,
+                          x->nbufs > 0 ? x->bufs[0].data : NULL,
+                          x->nbufs > 0 ? (int)x->bufs[0].len : 0,
+                          ZOO_SEQUENCE, -1};
+  }
+  if (x->kind == Q_ACK || x->where == ZKL_QUEUE_TAIL)
+    m[n++] = (zkl__mop_t){ZOO_DELETE_OP, path, NULL, 0, 0, -1};
+  m[n++] = (zkl__mop_t){ZOO_DELETE_OP, cpath, NULL, 0, 0, -1};
+  x->nks = (size_t)n;
+  x->k = zkl__zk_multi_send(q->s, m, n);
+  return x->k == NULL ? zkl__fail(ZKL_ENOMEM, "no memory") : 0;
+}
+
+static int settle_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  pthread_mutex_lock(&q->own.mu);
+  {
+    ptrdiff_t i = claim_find(q, x->name);
+    x->czxid = i >= 0 ? q->claims[i].czxid : 0;
+    x->sid = i >= 0 ? q->claims[i].sid : 0;
+  }
+  pthread_mutex_unlock(&q->own.mu);
+  if (x->czxid == 0)
+    PT_RETURN(pt, zkl__fail(ZKL_EPERM, "%s is not claimed through this "
+                            "object", x->name));
+  for (x->tries = 0; x->tries < 8; x->tries++) {
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+    if (zkl_session_id(q->s) != x->sid) {
+      claim_forget(q, x->name);
+      PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s went with its "
+                              "session: another consumer may process it",
+                              x->name));
+    }
+    {
+      char cpath[CHILD_MAX];
+      claim_path(q, x->name, cpath);
+      x->k = zkl__zk_exists_send(q->s, cpath, 0);
+    }
+    Q_AWAIT(o, pt, x, x->k);
+    {
+      struct Stat cst;
+      x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &cst);
+      x->k = NULL;
+      if (retryable(x->zrc)) continue;
+      if (x->zrc == ZOK && (cst.czxid != x->czxid ||
+                            cst.ephemeralOwner != x->sid))
+        x->zrc = ZNONODE; /* another claim of the same name */
+    }
+    if (x->zrc == ZNONODE && x->resent &&
+        (x->kind == Q_ACK || x->where == ZKL_QUEUE_TAIL)) {
+      /* the multi's answer was lost: applied if the item went too */
+      {
+        char path[CHILD_MAX];
+        child_path(q, x->name, path);
+        x->k = zkl__zk_exists_send(q->s, path, 0);
+      }
+      Q_AWAIT(o, pt, x, x->k);
+      x->zrc2 = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
+      x->k = NULL;
+      if (retryable(x->zrc2)) continue;
+      if (x->zrc2 == ZNONODE) {
+        claim_forget(q, x->name);
+        PT_RETURN(pt, 0);
+      }
+    } else if (x->zrc == ZNONODE && x->resent) { /* nack to the head */
+      claim_forget(q, x->name);
+      PT_RETURN(pt, 0);
+    }
+    if (x->zrc == ZNONODE) {
+      claim_forget(q, x->name);
+      PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s is gone: another "
+                              "consumer may process it", x->name));
+    }
+    if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(q, x->zrc, "check the claim"));
+    x->rc = settle_send(x);
+    if (x->rc != 0) PT_RETURN(pt, x->rc);
+    Q_AWAIT(o, pt, x, x->k);
+    {
+      int errs[3] = {0, 0, 0};
+      x->zrc = zkl__zk_multi_wait(x->k, ZKL__TRY, errs, NULL);
+      x->k = NULL;
+      if (x->zrc == ZOK) {
+        claim_forget(q, x->name);
+        PT_RETURN(pt, 0);
+      }
+      if (retryable(x->zrc)) { /* applied?  the claim tells: look again */
+        x->resent = 1;
+        continue;
+      }
+      /* the item (not the claim: it was there just now) was removed */
+      if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE) {
+        PT_CALL(pt, x->zrc, unclaim(o, x));
+        claim_forget(q, x->name);
+        PT_RETURN(pt, zkl__fail(ZKL_ENOENT, "%s was removed by someone else",
+                                x->name));
+      }
+    }
+    if (x->zrc == ZNONODE) continue; /* the claim went meanwhile: look */
+    PT_RETURN(pt, map_zrc(q, x->zrc, x->kind == Q_ACK ? "ack" : "nack"));
+  }
+  PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "the connection keeps failing: "
+                          "the claim on %s is as it was", x->name));
   PT_END(pt);
   return 0;
 }
@@ -326,7 +666,8 @@ static int take_step(zkl__op_t *o, void *ctx) {
     while (x->got < x->want && q->next < q->n && x->rc == 0 &&
            zkl__now_ns() < x->dl) {
       x->retake = 0;
-      PT_CALL(pt, x->rc, take_some(o, x));
+      PT_CALL(pt, x->rc,
+              x->kind == Q_CLAIM ? claim_some(o, x) : take_some(o, x));
       if (x->retake) break;
     }
     if (x->rc != 0 || x->got > 0) break;
@@ -346,7 +687,9 @@ static int take_step(zkl__op_t *o, void *ctx) {
       x->in_line = 1;
     }
     zkl__session_lock(q->s);
-    zkl__waiter_register(q->s, &q->line.w, q->root);
+    zkl__waiter_register(q->s, &q->line.w, q->items);
+    /* a claim that goes makes its item available: woken for taken/ too */
+    if (q->taken != NULL) zkl__waiter_watch_self(q->s, &q->line.w, q->taken);
     x->epoch = zkl__session_epoch(q->s);
     zkl__session_unlock(q->s);
     PT_CALL(pt, x->rc, list_step(o, x, 1));
@@ -428,7 +771,7 @@ static int size_step(zkl__op_t *o, void *ctx) {
   PT_BEGIN(pt);
   PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
-  x->k = zkl__zk_exists_send(q->s, q->root, 0);
+  x->k = zkl__zk_exists_send(q->s, q->items, 0);
   Q_AWAIT(o, pt, x, x->k);
   {
     struct Stat st;
@@ -479,7 +822,7 @@ static int ensure_step(zkl__op_t *o, qcall_t *x) {
   pt_t *pt = &x->pt_sub;
   PT_BEGIN(pt);
   {
-    size_t parts = 3;
+    size_t parts = 5;
     for (size_t i = 1; i < q->root_len; i++) parts += q->root[i] == '/';
     x->ks = calloc(parts, sizeof *x->ks);
     char *buf = malloc(q->root_len + 1);
@@ -496,6 +839,10 @@ static int ensure_step(zkl__op_t *o, qcall_t *x) {
       }
     free(buf);
     x->ks[x->nks++] = zkl__zk_create_send(q->s, q->root, "", 0, 0);
+    if (q->taken != NULL) { /* persistent, as kazoo makes them */
+      x->ks[x->nks++] = zkl__zk_create_send(q->s, q->items, "", 0, 0);
+      x->ks[x->nks++] = zkl__zk_create_send(q->s, q->taken, "", 0, 0);
+    }
     x->ks[x->nks++] = zkl__zk_create_send(q->s, q->side, "", 0, ZOO_CONTAINER);
     x->ks[x->nks++] = zkl__zk_create_send(q->s, q->puts, "", 0, ZOO_CONTAINER);
   }
@@ -535,16 +882,15 @@ static int put_send(qcall_t *x) {
   zkl_queue_t *q = x->q;
   size_t n = x->nbufs + 1 + (size_t)q->n_stale;
   zkl__mop_t *m = calloc(n, sizeof *m);
-  char *item = malloc(q->root_len + 16);
+  size_t il = strlen(q->items) + 16;
+  char *item = malloc(il);
   if (m == NULL || item == NULL) {
     free(m);
     free(item);
     return zkl__fail(ZKL_ENOMEM, "no memory for a put");
   }
-  if (q->format == ZKL_QUEUE_QN) snprintf(item, q->root_len + 16, "%s/qn-",
-                                          q->root);
-  else snprintf(item, q->root_len + 16, "%s/entry-%03d-", q->root,
-                q->priority);
+  if (q->format == ZKL_QUEUE_QN) snprintf(item, il, "%s/qn-", q->items);
+  else snprintf(item, il, "%s/entry-%03d-", q->items, q->priority);
   size_t i = 0;
   for (; i < x->nbufs; i++)
     m[i] = (zkl__mop_t){ZOO_CREATE_OP, item, x->bufs[i].data,
@@ -569,7 +915,7 @@ static int put_step(zkl__op_t *o, void *ctx) {
   if (q->max_items > 0 &&
       (!q->counted || zkl__now_ns() - q->count_at > COUNT_AGE_NS ||
        q->count + q->since >= q->max_items / 2)) {
-    x->k = zkl__zk_exists_send(q->s, q->root, 0);
+    x->k = zkl__zk_exists_send(q->s, q->items, 0);
     Q_AWAIT(o, pt, x, x->k);
     {
       struct Stat st;
@@ -687,6 +1033,9 @@ static zkl__step_fn step_of(int kind) {
   case Q_TAKE: return take_step;
   case Q_PEEK: return peek_step;
   case Q_SIZE: return size_step;
+  case Q_CLAIM: return take_step;
+  case Q_ACK:
+  case Q_NACK: return settle_step;
   default: return remove_step;
   }
 }
@@ -851,7 +1200,8 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   if (rc != 0) return rc;
   if (strcmp(path, "/") == 0)
     return zkl__fail(ZKL_EINVAL, "a queue cannot be at /");
-  if (opts->format != ZKL_QUEUE_QN && opts->format != ZKL_QUEUE_KAZOO)
+  if (opts->format != ZKL_QUEUE_QN && opts->format != ZKL_QUEUE_KAZOO &&
+      opts->format != ZKL_QUEUE_LOCKING)
     return zkl__fail(ZKL_EINVAL, "unknown queue format %d",
                      (int)opts->format);
   if (opts->priority < 0 || opts->priority > 999)
@@ -866,10 +1216,27 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   q->root_len = strlen(path);
   q->root = strdup(path);
   size_t sl = q->root_len + sizeof SIDE_SUFFIX + 8;
+  q->items = malloc(sl);
+  if (q->format == ZKL_QUEUE_LOCKING) q->taken = malloc(sl);
+  {
+    char prefix[ZKL__PREFIX_LEN + 1]; /* "_c_<uuid>-": its hex digits */
+    zkl__prefix_new(prefix);
+    size_t j = 0;
+    for (const char *p = prefix + 3; *p != '\0' && j < 32; p++)
+      if (*p != '-') q->id[j++] = *p;
+    q->id[j] = '\0';
+  }
+  if (q->items != NULL) {
+    if (q->format == ZKL_QUEUE_LOCKING) snprintf(q->items, sl, "%s/entries",
+                                                 path);
+    else snprintf(q->items, sl, "%s", path);
+  }
+  if (q->taken != NULL) snprintf(q->taken, sl, "%s/taken", path);
   q->side = malloc(sl);
   q->puts = malloc(sl);
   char *wait = malloc(sl);
-  if (q->root == NULL || q->side == NULL || q->puts == NULL || wait == NULL) {
+  if (q->root == NULL || q->side == NULL || q->puts == NULL || wait == NULL ||
+      q->items == NULL || (q->format == ZKL_QUEUE_LOCKING && !q->taken)) {
     rc = ZKL_ENOMEM;
   } else {
     snprintf(q->side, sl, "%s%s", path, SIDE_SUFFIX);
@@ -885,6 +1252,8 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   free(wait);
   if (rc != 0) {
     free(q->root);
+    free(q->items);
+    free(q->taken);
     free(q->side);
     free(q->puts);
     free(q);
@@ -905,9 +1274,18 @@ void zkl_queue_destroy(zkl_queue_t *q) {
     zkl__janitor_add(q->s, q->puts, "", q->stale[i]);
     free(q->stale[i]);
   }
+  for (size_t i = 0; i < q->n_claims; i++) { /* given up: claimable again */
+    char path[CHILD_MAX];
+    claim_path(q, q->claims[i].name, path);
+    if (q->claims[i].sid == zkl_session_id(q->s))
+      zkl__janitor_add(q->s, q->taken, "", path);
+  }
+  free(q->claims);
   listing_clear(q);
   zkl__contender_fini(&q->line);
   zkl__owner_fini(&q->own);
+  free(q->items);
+  free(q->taken);
   free(q->root);
   free(q->side);
   free(q->puts);
@@ -1113,6 +1491,152 @@ int zkl_queue_remove(zkl_queue_t *q, const char *name) {
   int rc = run_blocking(q, x);
   qcall_free(x);
   return rc;
+}
+
+static int claim_args(zkl_queue_t *q, zkl_item_t *item) {
+  if (q == NULL || item == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or item is NULL");
+  memset(item, 0, sizeof *item);
+  if (q->taken == NULL)
+    return zkl__fail(ZKL_EINVAL, "claims need the ZKL_QUEUE_LOCKING layout "
+                     "(entries/ and taken/)");
+  return 0;
+}
+
+int zkl_queue_claim(zkl_queue_t *q, int64_t timeout_ms, zkl_item_t *item) {
+  zkl__clear_error();
+  int rc = claim_args(q, item);
+  if (rc != 0) return rc;
+  qcall_t *x = qcall_new(q, Q_CLAIM, timeout_ms);
+  if (x == NULL) return ZKL_ENOMEM;
+  x->want = 1;
+  rc = run_blocking(q, x);
+  if (rc == 0) {
+    *item = x->items[0];
+    x->got = 0;
+  }
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_claim_async(zkl_queue_t *q, int64_t timeout_ms,
+                          zkl_items_fn cb, void *arg) {
+  zkl__clear_error();
+  zkl_item_t unused;
+  int rc = claim_args(q, &unused);
+  if (rc != 0) return rc;
+  if (cb == NULL) return zkl__fail(ZKL_EINVAL, "the callback is NULL");
+  qcall_t *x = qcall_new(q, Q_CLAIM, timeout_ms);
+  if (x == NULL) return ZKL_ENOMEM;
+  x->want = 1;
+  x->icb = cb;
+  x->arg = arg;
+  return run_async(q, x);
+}
+
+/* The call of an ack or nack of item: 0 and *out, or the code. */
+static int settle_args(zkl_queue_t *q, const zkl_item_t *item, int kind,
+                       int where, qcall_t **out) {
+  *out = NULL;
+  if (q == NULL || item == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or item is NULL");
+  if (kind == Q_NACK && where != ZKL_QUEUE_HEAD && where != ZKL_QUEUE_TAIL)
+    return zkl__fail(ZKL_EINVAL, "where is %d: ZKL_QUEUE_HEAD or "
+                     "ZKL_QUEUE_TAIL", where);
+  if (kind == Q_NACK && where == ZKL_QUEUE_TAIL &&
+      (item->len > ZKL_QUEUE_MAX_BYTES || (item->data == NULL && item->len)))
+    return zkl__fail(ZKL_EINVAL, "the item's data cannot be put again");
+  pthread_mutex_lock(&q->own.mu);
+  int mine = q->taken != NULL &&
+             strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN &&
+             claim_find(q, item->name) >= 0;
+  pthread_mutex_unlock(&q->own.mu);
+  if (!mine)
+    return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
+                     NAME_MAX_LEN, item->name);
+  qcall_t *x = qcall_new(q, kind, zkl_session_timeout(q->s));
+  if (x == NULL) return ZKL_ENOMEM;
+  snprintf(x->name, sizeof x->name, "%s", item->name);
+  x->where = where;
+  if (kind == Q_NACK && where == ZKL_QUEUE_TAIL) {
+    x->bufs = malloc(sizeof *x->bufs);
+    x->copy = malloc(item->len > 0 ? item->len : 1);
+    if (x->bufs == NULL || x->copy == NULL) {
+      qcall_free(x);
+      return zkl__fail(ZKL_ENOMEM, "no memory");
+    }
+    if (item->len > 0) memcpy(x->copy, item->data, item->len);
+    x->bufs[0] = (zkl_buf_t){x->copy, item->len};
+    x->nbufs = 1;
+  }
+  *out = x;
+  return 0;
+}
+
+static int settle(zkl_queue_t *q, const zkl_item_t *item, int kind,
+                  int where) {
+  zkl__clear_error();
+  qcall_t *x;
+  int rc = settle_args(q, item, kind, where, &x);
+  if (rc != 0) return rc;
+  rc = run_blocking(q, x);
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_ack(zkl_queue_t *q, const zkl_item_t *item) {
+  return settle(q, item, Q_ACK, ZKL_QUEUE_HEAD);
+}
+
+int zkl_queue_nack(zkl_queue_t *q, const zkl_item_t *item, int where) {
+  return settle(q, item, Q_NACK, where);
+}
+
+static int settle_async(zkl_queue_t *q, const zkl_item_t *item, int kind,
+                        int where, zkl_done_fn cb, void *arg) {
+  zkl__clear_error();
+  if (q != NULL && cb == NULL)
+    return zkl__fail(ZKL_EINVAL, "the callback is NULL");
+  qcall_t *x;
+  int rc = settle_args(q, item, kind, where, &x);
+  if (rc != 0) return rc;
+  x->dcb = cb;
+  x->arg = arg;
+  return run_async(q, x);
+}
+
+int zkl_queue_ack_async(zkl_queue_t *q, const zkl_item_t *item,
+                        zkl_done_fn cb, void *arg) {
+  return settle_async(q, item, Q_ACK, ZKL_QUEUE_HEAD, cb, arg);
+}
+
+int zkl_queue_nack_async(zkl_queue_t *q, const zkl_item_t *item, int where,
+                         zkl_done_fn cb, void *arg) {
+  return settle_async(q, item, Q_NACK, where, cb, arg);
+}
+
+int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item) {
+  zkl__clear_error();
+  if (q == NULL || item == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue or item is NULL");
+  pthread_mutex_lock(&q->own.mu);
+  ptrdiff_t i = strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN
+                    ? claim_find(q, item->name) : -1;
+  int64_t sid = i >= 0 ? q->claims[i].sid : 0;
+  pthread_mutex_unlock(&q->own.mu);
+  if (i < 0)
+    return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
+                     NAME_MAX_LEN, item->name);
+  if (sid != zkl_session_id(q->s))
+    return zkl__fail(ZKL_ELOST, "the claim on %s went with its session",
+                     item->name);
+  int h = zkl__session_health(q->s);
+  if (h == ZKL_ELOST)
+    return zkl__fail(h, "the claim on %s went with its session", item->name);
+  if (h != 0)
+    return zkl__fail(h, "the claim on %s is in doubt: the connection is "
+                     "down", item->name);
+  return 0;
 }
 
 void zkl_item_free(zkl_item_t *item) {

@@ -301,6 +301,50 @@ START_TEST(kazoo_put_wakes_a_blocked_zkl_take) {
 }
 END_TEST
 
+/* kazoo's LockingQueue and zkl's claims share one queue, both ways: a
+ * claim of either side is skipped by the other; consume and ack delete
+ * item and claim. */
+START_TEST(kazoo_locking_queue_both_ways) {
+  char root[128];
+  it_root(root, sizeof root, "qi-kzl");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_LOCKING, 100);
+  peer_t p = kazoo(root, "lput", "100", "6b31", "6b32");
+  peer_end(&p);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_claim(q, 5000, &it), 0);
+  ck_assert_str_eq(it.data, "k1");
+  /* kazoo skips zkl's claim: it gets k2 and consumes it */
+  p = kazoo(root, "lget", "1", "10", NULL);
+  peer_expect(&p, "6b32");
+  peer_end(&p);
+  ck_assert_int_eq(zkl_queue_ack(q, &it), 0);
+  zkl_item_free(&it);
+  /* zkl puts; kazoo gets them in order (lower priority first) */
+  zkl_queue_t *hi = queue_fmt(s, root, ZKL_QUEUE_LOCKING, 2);
+  ck_assert_int_eq(zkl_queue_put(q, "a", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(hi, "b", 1, 5000), 0);
+  /* zkl's claim on b (the head) makes kazoo wait for a; nack gives b back */
+  ck_assert_int_eq(zkl_queue_claim(q, 5000, &it), 0);
+  ck_assert_str_eq(it.data, "b");
+  p = kazoo(root, "lget", "2", "10", NULL);
+  peer_expect(&p, "61");
+  ck_assert_int_eq(zkl_queue_nack(q, &it, ZKL_QUEUE_HEAD), 0);
+  peer_expect(&p, "62");
+  peer_end(&p);
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &it), ZKL_EEMPTY);
+  /* a kazoo claim is skipped by zkl (kazoo waits holding it, then
+   * consumes), and released kazoo items come to a waiting zkl claim */
+  char taken[256];
+  snprintf(taken, sizeof taken, "%s/taken", root);
+  ck_assert_int_eq(it_children(s, taken, NULL), 0);
+  zkl_queue_destroy(hi);
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
 Suite *queue_interop_suite(void) {
   Suite *su = suite_create("queue-interop");
   TCase *tc = it_tcase("queue-interop");
@@ -311,6 +355,7 @@ Suite *queue_interop_suite(void) {
   tcase_add_test(tc, kazoo_puts_zkl_takes_by_priority);
   tcase_add_test(tc, zkl_puts_kazoo_gets_by_priority);
   tcase_add_test(tc, kazoo_put_wakes_a_blocked_zkl_take);
+  tcase_add_test(tc, kazoo_locking_queue_both_ways);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -508,6 +508,220 @@ START_TEST(async_put_and_take_in_a_loop) {
 }
 END_TEST
 
+/* ---- claims (ZKL_QUEUE_LOCKING) ------------------------------------------ */
+
+static zkl_queue_t *locking(zkl_session_t *s, const char *path) {
+  return queue_fmt(s, path, ZKL_QUEUE_LOCKING, 100);
+}
+
+static int taken_count(zkl_session_t *s, const char *root) {
+  char taken[256];
+  snprintf(taken, sizeof taken, "%s/taken", root);
+  return it_children(s, taken, NULL);
+}
+
+START_TEST(claim_ack_nack) {
+  char root[128];
+  it_root(root, sizeof root, "q-claim");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *a = locking(s, root), *b = locking(s, root);
+  zkl_buf_t in[3] = {{"a", 1}, {"b", 1}, {"c", 1}};
+  ck_assert_int_eq(zkl_queue_put_batch(a, in, 3, 5000), 0);
+  zkl_item_t ia, ib, ic;
+  ck_assert_int_eq(zkl_queue_claim(a, 0, &ia), 0);
+  ck_assert_str_eq(ia.data, "a");
+  ck_assert_int_eq(zkl_queue_claim_health(a, &ia), 0);
+  ck_assert_int_eq(zkl_queue_claim_health(b, &ia), ZKL_EPERM);
+  ck_assert_int_eq(zkl_queue_claim(b, 0, &ib), 0); /* skips a's claim */
+  ck_assert_str_eq(ib.data, "b");
+  ck_assert_int_eq(taken_count(s, root), 2);
+  ck_assert_int_eq(zkl_queue_take(b, 0, &ic), 0); /* a take skips them too */
+  ck_assert_str_eq(ic.data, "c");
+  zkl_item_free(&ic);
+  ck_assert_int_eq(zkl_queue_take(b, 0, &ic), ZKL_EEMPTY);
+  ck_assert_int_eq(zkl_queue_ack(b, &ia), ZKL_EPERM); /* not b's claim */
+  /* a gives its item back at the head: the next claim gets it again,
+   * with a larger delivery token */
+  uint64_t t1 = ia.token;
+  ck_assert_int_eq(zkl_queue_nack(a, &ia, ZKL_QUEUE_HEAD), 0);
+  ck_assert_int_eq(zkl_queue_nack(a, &ia, ZKL_QUEUE_HEAD), ZKL_EPERM);
+  zkl_item_free(&ia);
+  ck_assert_int_eq(zkl_queue_claim(b, 0, &ia), 0);
+  ck_assert_str_eq(ia.data, "a");
+  ck_assert_uint_gt(ia.token, t1);
+  ck_assert_int_eq(zkl_queue_ack(b, &ia), 0);
+  ck_assert_int_eq(zkl_queue_ack(b, &ib), 0);
+  ck_assert_int_eq(zkl_queue_ack(b, &ib), ZKL_EPERM);
+  zkl_item_free(&ia);
+  zkl_item_free(&ib);
+  size_t n = 9;
+  ck_assert_int_eq(zkl_queue_size(a, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(taken_count(s, root), 0);
+  ck_assert_int_eq(zkl_queue_claim(a, 0, &ia), ZKL_EEMPTY);
+  /* claims are only for the locking layout */
+  zkl_queue_t *plain = queue(s, root);
+  ck_assert_int_eq(zkl_queue_claim(plain, 0, &ia), ZKL_EINVAL);
+  zkl_queue_destroy(plain);
+  zkl_queue_destroy(a);
+  zkl_queue_destroy(b);
+  zkl_session_close(s);
+}
+END_TEST
+
+START_TEST(nack_to_the_tail) {
+  char root[128];
+  it_root(root, sizeof root, "q-nack");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = locking(s, root);
+  zkl_buf_t in[2] = {{"a\0x", 3}, {"b", 1}};
+  ck_assert_int_eq(zkl_queue_put_batch(q, in, 2, 5000), 0);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &it), 0);
+  ck_assert_int_eq(zkl_queue_nack(q, &it, 7), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_nack(q, &it, ZKL_QUEUE_TAIL), 0);
+  zkl_item_free(&it);
+  ck_assert_int_eq(taken_count(s, root), 0);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0);
+  ck_assert_str_eq(it.data, "b");
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &it), 0);
+  ck_assert_uint_eq(it.len, 3);
+  ck_assert_int_eq(memcmp(it.data, "a\0x", 3), 0);
+  ck_assert_int_eq(zkl_queue_ack(q, &it), 0);
+  zkl_item_free(&it);
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
+typedef struct claimer {
+  zkl_queue_t *q;
+  int rc;
+  zkl_item_t it;
+  int64_t at_ms;
+} claimer_t;
+
+static void *claim_main(void *arg) {
+  claimer_t *c = arg;
+  c->rc = zkl_queue_claim(c->q, 20000, &c->it);
+  c->at_ms = it_now_ms();
+  return NULL;
+}
+
+/* A consumer's session ends while it holds a claim: a consumer waiting
+ * for an item gets it at once (no put needed), with a larger token. */
+START_TEST(dead_consumers_item_is_redelivered_at_once) {
+  char root[128];
+  it_root(root, sizeof root, "q-redeliver");
+  zkl_session_t *dead = it_session(), *s = it_session();
+  zkl_queue_t *d = locking(dead, root), *q = locking(s, root);
+  ck_assert_int_eq(zkl_queue_put(q, "job", 3, 5000), 0);
+  zkl_item_t held;
+  ck_assert_int_eq(zkl_queue_claim(d, 0, &held), 0);
+  claimer_t c = {q, 99, {0}, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, claim_main, &c);
+  usleep(300 * 1000);
+  ck_assert_int_eq(c.rc, 99); /* waiting: the only item is claimed */
+  int64_t t0 = it_now_ms();
+  zkl_session_close(dead); /* its claim goes with it */
+  pthread_join(th, NULL);
+  ck_assert_int_eq(c.rc, 0);
+  ck_assert_str_eq(c.it.data, "job");
+  ck_assert_uint_gt(c.it.token, held.token);
+  ck_assert_int_lt(c.at_ms - t0, 2000);
+  ck_assert_int_eq(zkl_queue_ack(q, &c.it), 0);
+  zkl_item_free(&c.it);
+  zkl_item_free(&held);
+  zkl_queue_destroy(d); /* after its session: nothing to give up */
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* ack fails when the claim is gone (deleted by someone else): the work
+ * may be duplicated; ack of an item removed meanwhile says ENOENT. */
+START_TEST(ack_without_the_claim_fails) {
+  char root[128], path[256];
+  it_root(root, sizeof root, "q-ackfail");
+  zkl_session_t *s = it_session(), *o = it_session();
+  zkl_queue_t *q = locking(s, root), *r = locking(o, root);
+  ck_assert_int_eq(zkl_queue_put(q, "x", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(q, "y", 1, 5000), 0);
+  zkl_item_t it, other;
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &it), 0);
+  snprintf(path, sizeof path, "%s/taken/%s", root, it.name);
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(o), path, -1), ZOK);
+  ck_assert_int_eq(zkl_queue_claim(r, 0, &other), 0); /* redelivered */
+  ck_assert_str_eq(other.data, "x");
+  ck_assert_int_eq(zkl_queue_ack(q, &it), ZKL_ELOST);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "another consumer"));
+  ck_assert_int_eq(zkl_queue_ack(r, &other), 0);
+  zkl_item_free(&it);
+  zkl_item_free(&other);
+  /* the item removed under a claim */
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &it), 0);
+  ck_assert_str_eq(it.data, "y");
+  ck_assert_int_eq(zkl_queue_remove(r, it.name), 0);
+  ck_assert_int_eq(zkl_queue_ack(q, &it), ZKL_ENOENT);
+  ck_assert_int_eq(taken_count(s, root), 0);
+  zkl_item_free(&it);
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(r);
+  zkl_session_close(s);
+  zkl_session_close(o);
+}
+END_TEST
+
+/* Blocked claimers: only the head watches, entries/ and taken/ (two child
+ * watches however many wait); destroy gives a claim up. */
+START_TEST(waiting_claimers_are_herd_free) {
+  char root[128], wait[256];
+  it_root(root, sizeof root, "q-claimline");
+  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  zkl_session_t *ps = it_session(), *s[6];
+  zkl_queue_t *p = locking(ps, root);
+  ck_assert_int_eq(zkl_queue_put(p, "0", 1, 5000), 0);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(p, 0, &it), 0);
+  zkl_item_free(&it);
+  claimer_t c[6];
+  pthread_t th[6];
+  for (int i = 0; i < 6; i++) {
+    s[i] = it_session();
+    c[i] = (claimer_t){locking(s[i], root), 99, {0}, 0};
+    pthread_create(&th[i], NULL, claim_main, &c[i]);
+    ck_assert(it_wait_children(ps, wait, i + 1, 5000));
+  }
+  usleep(100 * 1000);
+  ck_assert_int_eq(child_watches(), 2);
+  for (int i = 0; i < 6; i++) {
+    char d[8];
+    snprintf(d, sizeof d, "%d", i);
+    ck_assert_int_eq(zkl_queue_put(p, d, 1, 5000), 0);
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(c[i].rc, 0);
+    ck_assert_str_eq(c[i].it.data, d);
+  }
+  ck_assert_int_eq(taken_count(ps, root), 6);
+  for (int i = 0; i < 6; i++) { /* destroy gives the claims up */
+    zkl_item_free(&c[i].it);
+    zkl_queue_destroy(c[i].q);
+  }
+  ck_assert(it_wait_children(ps, wait, 0, 5000));
+  char taken[256];
+  snprintf(taken, sizeof taken, "%s/taken", root);
+  ck_assert(it_wait_children(ps, taken, 0, 5000));
+  ck_assert_int_eq(zkl_queue_claim(p, 0, &it), 0); /* claimable again */
+  ck_assert_str_eq(it.data, "0");
+  zkl_item_free(&it);
+  for (int i = 0; i < 6; i++) zkl_session_close(s[i]);
+  zkl_queue_destroy(p);
+  zkl_session_close(ps);
+}
+END_TEST
+
 Suite *queue_suite(void) {
   Suite *su = suite_create("queue");
   TCase *tc = it_tcase("queue");
@@ -521,6 +735,11 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, bound_refuses_puts);
   tcase_add_test(tc, bad_input_is_refused);
   tcase_add_test(tc, async_put_and_take_in_a_loop);
+  tcase_add_test(tc, claim_ack_nack);
+  tcase_add_test(tc, nack_to_the_tail);
+  tcase_add_test(tc, dead_consumers_item_is_redelivered_at_once);
+  tcase_add_test(tc, ack_without_the_claim_fails);
+  tcase_add_test(tc, waiting_claimers_are_herd_free);
   suite_add_tcase(su, tc);
   return su;
 }
