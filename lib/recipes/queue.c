@@ -641,6 +641,39 @@ static int settle_step(zkl__op_t *o, void *ctx) {
   return 0;
 }
 
+/* A claim of ours by the rule of every grant: 0, ZKL_ESUSPENDED, ZKL_ELOST. */
+static int claim_health_now(zkl_queue_t *q, const char *name) {
+  pthread_mutex_lock(&q->own.mu);
+  ptrdiff_t i = claim_find(q, name);
+  int64_t sid = i >= 0 ? q->claims[i].sid : 0;
+  pthread_mutex_unlock(&q->own.mu);
+  if (i < 0 || sid != zkl_session_id(q->s)) return ZKL_ELOST;
+  return zkl__session_health(q->s);
+}
+
+/* The claim x made is not to be reported: forgotten (its node went with
+ * its session). */
+static void claim_drop(zkl_queue_t *q, qcall_t *x) {
+  claim_forget(q, x->name);
+  zkl_item_free(&x->items[0]);
+  x->got = 0;
+}
+
+/* The claim x made is not to be reported and may still be there: given
+ * up (the janitor deletes it once connected, while its session lives). */
+static void claim_give_up(zkl_queue_t *q, qcall_t *x) {
+  pthread_mutex_lock(&q->own.mu);
+  ptrdiff_t i = claim_find(q, x->name);
+  int ours = i >= 0 && q->claims[i].sid == zkl_session_id(q->s);
+  pthread_mutex_unlock(&q->own.mu);
+  if (ours) {
+    char cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    zkl__janitor_add(q->s, q->taken, "", cpath);
+  }
+  claim_drop(q, x);
+}
+
 static int take_step(zkl__op_t *o, void *ctx) {
   qcall_t *x = ctx;
   zkl_queue_t *q = x->q;
@@ -654,6 +687,10 @@ static int take_step(zkl__op_t *o, void *ctx) {
     if (x->rc != 0) {
       x->rc = not_connected(x, x->rc);
       break;
+    }
+    if (x->got > 0 && x->kind == Q_CLAIM) { /* made in doubt: ours? */
+      if (claim_health_now(q, x->name) == 0) break;
+      claim_drop(q, x);
     }
     if (x->in_line && zkl__contend_hold_health(&q->line) == ZKL_ELOST) {
       zkl__contend_forsake(&q->line); /* gone with its session */
@@ -670,6 +707,13 @@ static int take_step(zkl__op_t *o, void *ctx) {
               x->kind == Q_CLAIM ? claim_some(o, x) : take_some(o, x));
       if (x->retake) break;
     }
+    /* The rule of every grant: a claim is reported only while the session
+     * that made it is connected and was heard from lately (nothing the
+     * wait learned is trusted for it).  In doubt: looked at again once
+     * connected; lost: claimed again on the new session. */
+    if (x->rc == 0 && x->got > 0 && x->kind == Q_CLAIM &&
+        claim_health_now(q, x->name) != 0)
+      continue;
     if (x->rc != 0 || x->got > 0) break;
     if (x->retake) continue; /* wait for the connection, list again */
     if (zkl__now_ns() >= x->dl) {
@@ -713,6 +757,8 @@ static int take_step(zkl__op_t *o, void *ctx) {
     PT_CALL(pt, x->zrc, zkl__op_release(o, 1));
     x->in_line = 0;
   }
+  if (x->rc != 0 && x->got > 0 && x->kind == Q_CLAIM)
+    claim_give_up(q, x); /* made in doubt, and the call ends without it */
   if (x->rc == 0 && x->got == 0)
     x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
   PT_RETURN(pt, x->rc);
@@ -1120,6 +1166,26 @@ static void qcall_run(zkl__done_t *d, int deliver) {
   qcall_free(x);
 }
 
+/* At dispatch: a claim is reported only while it holds (the loop may have
+ * been slow, or the process paused, since the engine made it); one in
+ * doubt or lost by then is given up and reported as ZKL_ESUSPENDED or
+ * ZKL_ELOST. */
+static void qcall_check(zkl__done_t *d) {
+  qcall_t *x = (qcall_t *)d;
+  zkl_queue_t *q = x->q;
+  if (q == NULL || x->kind != Q_CLAIM || x->rc != 0 || x->got == 0) return;
+  int h = claim_health_now(q, x->name);
+  if (h == 0) return;
+  claim_give_up(q, x);
+  x->rc = h;
+  free(x->detail);
+  x->detail = strdup(h == ZKL_ELOST
+                         ? "claimed, but the session was lost before the "
+                           "completion was dispatched"
+                         : "claimed, but the connection went down before the "
+                           "completion was dispatched: the claim is given up");
+}
+
 static void qcall_orphan(zkl__done_t *d) {
   qcall_t *x = (qcall_t *)d;
   x->q = NULL;
@@ -1147,6 +1213,7 @@ static void qcall_done(int rc, const char *detail, void *arg) {
 
 static int run_async(zkl_queue_t *q, qcall_t *x) {
   x->d.run = qcall_run;
+  x->d.check = qcall_check;
   x->d.orphan = qcall_orphan;
   unsigned cancel_seen;
   int rc = zkl__owner_enter(&q->own, &cancel_seen);
