@@ -19,9 +19,10 @@
  * Beside the path, zkl keeps `<path>.zkl` (a CONTAINER the server removes
  * when unused): `wait/` is the line of blocked consumers (a zkl mutex
  * queue; only its head watches the queue, so a put wakes one consumer
- * however many wait) and `puts/` holds each pending put's marker (an
- * ephemeral node made in the same transaction as the item, so that a put
- * whose answer is lost is found again and never applied twice).
+ * however many wait), `full/` the line of producers waiting for room
+ * (soft_max), and `puts/` holds each pending put's marker (an ephemeral
+ * node made in the same transaction as the item, so that a put whose
+ * answer is lost is found again and never applied twice).
  *
  * Delivery, two modes:
  *  - zkl_queue_take() is at-most-once, as every peer's plain take: an item
@@ -85,6 +86,11 @@ typedef struct zkl_queue_opts {
                        this many children or more; default 50000, which
                        keeps a listing under the 1 MB a Java client can
                        read (about 61,700 qn- names); 0 = no bound       */
+  size_t soft_max;  /* a put WAITS (until its deadline; timeout 0:
+                       ZKL_EFULL) while the queue holds this many children
+                       or more; the producers waiting stand in a line at
+                       `<path>.zkl/full` and only its head counts, every
+                       50 ms.  Default 0: no soft bound                    */
 } zkl_queue_opts_t;
 
 /* One item taken from (or looked at in) a queue. */
@@ -131,7 +137,10 @@ ZKL_EXTERN int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s,
  * once or sent again, never twice.
  *   0               appended.
  *   ZKL_EFULL       the queue would hold more than max_items (as counted
- *                   at most 1 s ago, or at this put once it is half full).
+ *                   at most 1 s ago, or at this put once it is half full),
+ *                   or, timeout 0, it holds soft_max items or more.
+ *   ZKL_ETIMEDOUT   also: the queue stayed at or above soft_max until the
+ *                   deadline (nothing was sent).
  *   ZKL_EINVAL      q is NULL, data is NULL with len > 0, or len is more
  *                   than ZKL_QUEUE_MAX_BYTES.
  *   ZKL_ETIMEDOUT   not connected before the deadline: nothing was sent.

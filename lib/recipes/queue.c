@@ -86,6 +86,9 @@ struct zkl_queue {
   char *puts;       /* "<root>.zkl/puts"   */
   zkl__contender_t line; /* "<root>.zkl/wait": the consumers' line; its
                             waiter also waits for the queue's children */
+  zkl__contender_t pline; /* "<root>.zkl/full": the producers waiting for
+                             room (soft_max); puts run as its operations */
+  size_t soft_max;
   /* the listing kept between calls (used by the call in progress only) */
   struct String_vector kids;
   struct String_vector tkids; /* taken/'s children, sorted (claimed)  */
@@ -207,7 +210,7 @@ typedef struct qcall {
   zkl_queue_t *q;       /* NULL once the object is destroyed (orphan)   */
   zkl_queue_t *obj;     /* what the callback is given (identifies it)   */
   int kind;
-  pt_t pt, pt_sub, pt_list;
+  pt_t pt, pt_sub, pt_list, pt_put;
   int64_t deadline;     /* the caller's (ZKL__TRY, ZKL__FOREVER)        */
   int64_t dl;           /* each request's: the deadline, or none (try)  */
   int rc, zrc, zrc2, tries;
@@ -223,6 +226,7 @@ typedef struct qcall {
   int64_t sid;          /* the session the put was sent on (settle: the
                            claim's)                                     */
   int64_t czxid;        /* a claim's                                    */
+  int64_t until;        /* room_step's next count                       */
   /* take, peek */
   size_t want, got, sent;
   zkl_item_t *items;
@@ -951,13 +955,91 @@ static int put_send(qcall_t *x) {
   return x->k == NULL ? zkl__fail(ZKL_ENOMEM, "no memory for a put") : 0;
 }
 
+/* Until the queue has room below the soft bound: 0, ZKL_EFULL (timeout 0),
+ * ZKL_ETIMEDOUT, ZKL_ECANCELED, or a code.  The producers that wait stand
+ * in a line; only its head counts the items, every 50 ms. */
+#define ROOM_POLL_NS 50000000LL
+static int room_step(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_sub;
+  PT_BEGIN(pt);
+  for (;;) {
+    x->k = zkl__zk_exists_send(q->s, q->items, 0);
+    Q_AWAIT(o, pt, x, x->k);
+    {
+      struct Stat st;
+      x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &st);
+      x->k = NULL;
+      if (x->zrc != ZOK && x->zrc != ZNONODE && !retryable(x->zrc))
+        PT_RETURN(pt, map_zrc(q, x->zrc, "count"));
+      x->size = x->zrc == ZOK && st.numChildren > 0 ? (size_t)st.numChildren
+                                                    : 0;
+    }
+    if (x->zrc != ZOK && x->zrc != ZNONODE) { /* connection: wait for it */
+      PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+      if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+      continue;
+    }
+    if (x->size < q->soft_max) PT_RETURN(pt, 0);
+    if (x->deadline == ZKL__TRY)
+      PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s holds %zu items: the soft "
+                              "bound is %zu", q->root, x->size, q->soft_max));
+    if (!x->in_line) {
+      PT_CALL(pt, x->rc, zkl__op_acquire(o));
+      if (x->rc != 0) PT_RETURN(pt, x->rc);
+      x->in_line = 1;
+      continue;
+    }
+    zkl__session_lock(q->s);
+    zkl__waiter_register(q->s, &q->pline.w, NULL); /* session, cancel */
+    x->epoch = zkl__session_epoch(q->s);
+    zkl__session_unlock(q->s);
+    {
+      int64_t next = zkl__now_ns() + ROOM_POLL_NS;
+      x->until = x->deadline < next ? x->deadline : next;
+    }
+    PT_CALL(pt, x->zrc, zkl__op_await(o, x->epoch, x->until));
+    if (x->zrc == ZKL_ECANCELED)
+      PT_RETURN(pt, zkl__fail(ZKL_ECANCELED, "the put to %s was canceled",
+                              q->root));
+    if (x->zrc == ZKL_ETIMEDOUT && zkl__now_ns() >= x->deadline)
+      PT_RETURN(pt, zkl__fail(ZKL_ETIMEDOUT, "%s stayed full (%zu items, "
+                              "soft bound %zu) until the deadline", q->root,
+                              x->size, q->soft_max));
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+    if (zkl__contend_hold_health(&q->pline) == ZKL_ELOST) {
+      zkl__contend_forsake(&q->pline); /* went with its session */
+      x->in_line = 0;
+    }
+  }
+  PT_END(pt);
+  return 0;
+}
+
+static int put_body(zkl__op_t *o, qcall_t *x);
+
 static int put_step(zkl__op_t *o, void *ctx) {
   qcall_t *x = ctx;
-  zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
   PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  if (x->q->soft_max > 0) PT_CALL(pt, x->rc, room_step(o, x));
+  if (x->rc == 0) PT_CALL(pt, x->rc, put_body(o, x));
+  if (x->in_line) { /* the next producer waiting for room looks */
+    PT_CALL(pt, x->zrc, zkl__op_release(o, 1));
+    x->in_line = 0;
+  }
+  PT_RETURN(pt, x->rc);
+  PT_END(pt);
+  return 0;
+}
+
+static int put_body(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_put;
+  PT_BEGIN(pt);
   if (q->max_items > 0 &&
       (!q->counted || zkl__now_ns() - q->count_at > COUNT_AGE_NS ||
        q->count + q->since >= q->max_items / 2)) {
@@ -1086,6 +1168,12 @@ static zkl__step_fn step_of(int kind) {
   }
 }
 
+/* The contender whose operation a call is: the producers' line for puts,
+ * the consumers' for the rest (one call at a time per object). */
+static zkl__contender_t *contender_of(zkl_queue_t *q, int kind) {
+  return kind == Q_PUT ? &q->pline : &q->line;
+}
+
 static qcall_t *qcall_new(zkl_queue_t *q, int kind, int64_t timeout_ms) {
   qcall_t *x = calloc(1, sizeof *x);
   if (x == NULL) {
@@ -1131,7 +1219,8 @@ static int run_blocking(zkl_queue_t *q, qcall_t *x) {
                        "object lasted past the deadline"
                                            : "canceled");
   if (rc == 0) {
-    rc = zkl__op_run(&q->line, step_of(x->kind), x, x->deadline, cancel_seen);
+    rc = zkl__op_run(contender_of(q, x->kind), step_of(x->kind), x,
+                     x->deadline, cancel_seen);
     pthread_mutex_lock(&q->own.mu);
     zkl__owner_free(&q->own);
     pthread_mutex_unlock(&q->own.mu);
@@ -1232,8 +1321,8 @@ static int run_async(zkl_queue_t *q, qcall_t *x) {
   q->own.async = 1;
   q->async_pending = 1;
   pthread_mutex_unlock(&q->own.mu);
-  rc = zkl__op_start(&q->line, step_of(x->kind), x, x->deadline, cancel_seen,
-                     qcall_done, x);
+  rc = zkl__op_start(contender_of(q, x->kind), step_of(x->kind), x,
+                     x->deadline, cancel_seen, qcall_done, x);
   if (rc != 0) {
     pthread_mutex_lock(&q->own.mu);
     q->async_pending = 0;
@@ -1280,6 +1369,7 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   q->format = (int)opts->format;
   q->priority = opts->priority;
   q->max_items = opts->max_items;
+  q->soft_max = opts->soft_max;
   q->root_len = strlen(path);
   q->root = strdup(path);
   size_t sl = q->root_len + sizeof SIDE_SUFFIX + 8;
@@ -1301,22 +1391,30 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   if (q->taken != NULL) snprintf(q->taken, sl, "%s/taken", path);
   q->side = malloc(sl);
   q->puts = malloc(sl);
-  char *wait = malloc(sl);
+  char *wait = malloc(sl), *full = malloc(sl);
   if (q->root == NULL || q->side == NULL || q->puts == NULL || wait == NULL ||
+      full == NULL ||
       q->items == NULL || (q->format == ZKL_QUEUE_LOCKING && !q->taken)) {
     rc = ZKL_ENOMEM;
   } else {
     snprintf(q->side, sl, "%s%s", path, SIDE_SUFFIX);
     snprintf(q->puts, sl, "%s%s/puts", path, SIDE_SUFFIX);
     snprintf(wait, sl, "%s%s/wait", path, SIDE_SUFFIX);
+    snprintf(full, sl, "%s%s/full", path, SIDE_SUFFIX);
     rc = zkl__owner_init(&q->own);
     if (rc == 0) {
       rc = zkl__contender_init(&q->line, s, &zkl__driver_mutex, wait, NULL, 0,
                                &q->own.cancel_gen);
+      if (rc == 0) {
+        rc = zkl__contender_init(&q->pline, s, &zkl__driver_mutex, full, NULL,
+                                 0, &q->own.cancel_gen);
+        if (rc != 0) zkl__contender_fini(&q->line);
+      }
       if (rc != 0) zkl__owner_fini(&q->own);
     }
   }
   free(wait);
+  free(full);
   if (rc != 0) {
     free(q->root);
     free(q->items);
@@ -1350,6 +1448,7 @@ void zkl_queue_destroy(zkl_queue_t *q) {
   free(q->claims);
   listing_clear(q);
   zkl__contender_fini(&q->line);
+  zkl__contender_fini(&q->pline);
   zkl__owner_fini(&q->own);
   free(q->items);
   free(q->taken);
@@ -1364,6 +1463,7 @@ int zkl_queue_cancel(zkl_queue_t *q) {
   if (q == NULL) return null_queue();
   zkl__owner_cancel(&q->own);
   zkl__contend_cancel(&q->line);
+  zkl__contend_cancel(&q->pline);
   return 0;
 }
 

@@ -375,6 +375,74 @@ START_TEST(bound_refuses_puts) {
 }
 END_TEST
 
+typedef struct putter {
+  zkl_queue_t *q;
+  int rc;
+  int64_t done_ms;
+} putter_t;
+
+static void *put_main(void *arg) {
+  putter_t *p = arg;
+  p->rc = zkl_queue_put(p->q, "w", 1, 10000);
+  p->done_ms = it_now_ms();
+  return NULL;
+}
+
+/* The soft bound: puts wait while the queue is full (timeout 0: EFULL, a
+ * deadline: ETIMEDOUT), in a line whose head alone counts; a take makes
+ * room for the head, and the queue never grows past the bound. */
+START_TEST(soft_bound_makes_producers_wait) {
+  char root[128], full[256];
+  it_root(root, sizeof root, "q-soft");
+  snprintf(full, sizeof full, "%s.zkl/full", root);
+  zkl_session_t *s = it_session();
+  zkl_queue_opts_t o;
+  zkl_queue_opts_init(&o);
+  ck_assert_uint_eq(o.soft_max, 0);
+  o.soft_max = 3;
+  zkl_queue_t *q = NULL, *c = queue(s, root);
+  ck_assert_int_eq(zkl_queue_create(&q, s, root, &o), 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(zkl_queue_put(q, "i", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_put(q, "i", 1, 0), ZKL_EFULL);
+  int64_t t0 = it_now_ms();
+  ck_assert_int_eq(zkl_queue_put(q, "i", 1, 300), ZKL_ETIMEDOUT);
+  ck_assert_int_ge(it_now_ms() - t0, 290);
+  ck_assert_int_lt(it_now_ms() - t0, 2000);
+  zkl_session_t *ps[3];
+  putter_t p[3];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) {
+    ps[i] = it_session();
+    ck_assert_int_eq(zkl_queue_create(&p[i].q, ps[i], root, &o), 0);
+    p[i].rc = 99;
+    pthread_create(&th[i], NULL, put_main, &p[i]);
+    ck_assert(it_wait_children(s, full, i + 1, 5000)); /* in line, in order */
+  }
+  usleep(200 * 1000);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(p[i].rc, 99);
+  for (int i = 0; i < 3; i++) {
+    zkl_item_t it;
+    ck_assert_int_eq(zkl_queue_take(c, 0, &it), 0);
+    zkl_item_free(&it);
+    int64_t took = it_now_ms();
+    pthread_join(th[i], NULL); /* the head of the line puts, only it */
+    ck_assert_int_eq(p[i].rc, 0);
+    ck_assert_int_lt(p[i].done_ms - took, 2000);
+    size_t n = 0;
+    ck_assert_int_eq(zkl_queue_size(c, &n), 0);
+    ck_assert_uint_eq(n, 3);
+  }
+  ck_assert(it_wait_children(s, full, 0, 5000));
+  for (int i = 0; i < 3; i++) {
+    zkl_queue_destroy(p[i].q);
+    zkl_session_close(ps[i]);
+  }
+  zkl_queue_destroy(q);
+  zkl_queue_destroy(c);
+  zkl_session_close(s);
+}
+END_TEST
+
 /* ---- bad input --------------------------------------------------------- */
 
 START_TEST(bad_input_is_refused) {
@@ -733,6 +801,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
   tcase_add_test(tc, put_answer_lost_is_applied_once);
   tcase_add_test(tc, bound_refuses_puts);
+  tcase_add_test(tc, soft_bound_makes_producers_wait);
   tcase_add_test(tc, bad_input_is_refused);
   tcase_add_test(tc, async_put_and_take_in_a_loop);
   tcase_add_test(tc, claim_ack_nack);
