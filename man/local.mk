@@ -36,7 +36,7 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_queue_ack_async.3 man/zkl_queue_nack_async.3 \
 	man/zkl_queue.3 man/zkl_queue_opts_init.3 man/zkl_queue_create.3 \
 	man/zkl_queue_put.3 man/zkl_queue_put_batch.3 man/zkl_queue_take.3 \
-	man/zkl_queue_take_batch.3 man/zkl_queue_peek.3 man/zkl_queue_size.3 \
+	man/zkl_queue_take_batch.3 man/zkl_queue_peek.3 man/zkl_queue_list.3 man/zkl_queue_size.3 \
 	man/zkl_queue_remove.3 man/zkl_queue_cancel.3 \
 	man/zkl_queue_put_async.3 man/zkl_queue_put_batch_async.3 \
 	man/zkl_queue_take_async.3 man/zkl_item_free.3 man/zkl_items_free.3 \

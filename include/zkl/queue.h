@@ -101,6 +101,8 @@ typedef struct zkl_item {
                        claimed item the claim's czxid: the delivery
                        token, larger at every redelivery             */
   char name[32];    /* its node's name, e.g. "qn-0000000042"       */
+  int claimed;      /* zkl_queue_list(): someone holds a claim on it
+                       (ZKL_QUEUE_LOCKING); 0 elsewhere              */
 } zkl_item_t;
 
 /* A payload to put (borrowed for the call). */
@@ -209,6 +211,16 @@ ZKL_EXTERN int zkl_queue_take_batch(zkl_queue_t *q, size_t max,
  *   (another thread's call lasted that long), ZKL_ELOST, ZKL_ENOMEM,
  *   ZooKeeper's. */
 ZKL_EXTERN int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item);
+
+/* Every item in queue order, claimed or not, with its data (for an
+ * operator's view: `zkl queue ls`, `zkl status`): a fresh listing and a
+ * read per item (sent together, 256 at a time), up to max items (0: all).
+ * *items (free with zkl_items_free(*items, *n)) and *n (0 and NULL when
+ * the queue is empty or has no path); token is the item's czxid, claimed
+ * says whether a claim is held on it.  Items taken meanwhile are left
+ * out.  Codes as for zkl_queue_peek() (but never ZKL_EEMPTY). */
+ZKL_EXTERN int zkl_queue_list(zkl_queue_t *q, size_t max, zkl_item_t **items,
+                              size_t *n);
 
 /* How many children the queue's path has (one read of its numChildren,
  * whatever the length; foreign children count too).  0 when the path does

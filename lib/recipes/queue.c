@@ -203,7 +203,8 @@ static int map_zrc(zkl_queue_t *q, int zrc, const char *what) {
 
 /* ---- a call ------------------------------------------------------------------ */
 
-enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE, Q_CLAIM, Q_ACK, Q_NACK };
+enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE, Q_CLAIM, Q_ACK, Q_NACK,
+       Q_LIST };
 
 typedef struct qcall {
   zkl__done_t d;        /* first: the completion queue's record (async) */
@@ -232,6 +233,9 @@ typedef struct qcall {
   zkl_item_t *items;
   zkl__zcall_t *kg[PIPE_MAX], *kd[PIPE_MAX];
   zkl__zcall_t **ks;    /* ensure_step's creates */
+  struct String_vector kids, tkids; /* list: its own listing */
+  ref_t *refs;
+  size_t from;
   size_t nks;
   int in_line, retake;
   /* size, remove, ack, nack */
@@ -255,7 +259,8 @@ typedef struct qcall {
 
 static int not_connected(qcall_t *x, int rc) {
   if (rc != ZKL_ETIMEDOUT) return rc;
-  if (x->kind == Q_PEEK || x->kind == Q_SIZE || x->kind == Q_REMOVE)
+  if (x->kind == Q_PEEK || x->kind == Q_SIZE || x->kind == Q_REMOVE ||
+      x->kind == Q_LIST)
     return zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper within a "
                      "session timeout");
   return x->deadline == ZKL__TRY
@@ -770,7 +775,77 @@ static int take_step(zkl__op_t *o, void *ctx) {
   return 0;
 }
 
-/* ---- peek, size, remove ---------------------------------------------------- */
+/* ---- list, peek, size, remove ---------------------------------------------- */
+
+/* Every item (claimed or not) in queue order, with its data: up to
+ * x->want (0: all), read PIPE_MAX at a time.  A listing of its own: the
+ * object's kept listing (unclaimed items only) is not touched. */
+static int list_all_step(zkl__op_t *o, void *ctx) {
+  qcall_t *x = ctx;
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+  x->k2 = q->taken != NULL ? zkl__zk_children_send(q->s, q->taken, 0) : NULL;
+  x->k = zkl__zk_children_send(q->s, q->items, 0);
+  Q_AWAIT(o, pt, x, x->k);
+  {
+    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->dl, &x->tkids)
+                            : ZOK;
+    x->k2 = NULL;
+    x->zrc = zkl__zk_children_wait(x->k, ZKL__TRY, &x->kids);
+    x->k = NULL;
+    if (x->zrc == ZNONODE) PT_RETURN(pt, 0); /* no path: no items */
+    if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(q, x->zrc, "list"));
+    if (trc != ZOK && trc != ZNONODE)
+      PT_RETURN(pt, map_zrc(q, trc, "list the claims of"));
+    if (x->tkids.count > 1)
+      qsort(x->tkids.data, (size_t)x->tkids.count, sizeof *x->tkids.data,
+            name_cmp);
+    size_t n = 0;
+    x->refs = malloc(((size_t)x->kids.count + 1) * sizeof *x->refs);
+    if (x->refs == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+    for (int i = 0; i < x->kids.count; i++)
+      if (item_parse(q->format, x->kids.data[i], &x->refs[n]) == 0) n++;
+    qsort(x->refs, n, sizeof *x->refs, ref_cmp);
+    if (x->want == 0 || x->want > n) x->want = n;
+    x->items = calloc(x->want > 0 ? x->want : 1, sizeof *x->items);
+    if (x->items == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+  }
+  for (x->from = 0; x->from < x->want; x->from += x->sent) {
+    x->sent = 0;
+    while (x->sent < PIPE_MAX && x->from + x->sent < x->want) {
+      char path[CHILD_MAX];
+      child_path(q, x->refs[x->from + x->sent].name, path);
+      x->kg[x->sent] = zkl__zk_get_send(q->s, path, 0);
+      x->sent++;
+    }
+    Q_AWAIT(o, pt, x, x->kg[x->sent - 1]);
+    for (size_t i = 0; i < x->sent; i++) {
+      char *data = NULL;
+      int len = 0;
+      struct Stat st;
+      int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
+      x->kg[i] = NULL;
+      if (g == ZOK) {
+        const char *name = x->refs[x->from + i].name;
+        zkl_item_t *it = &x->items[x->got++];
+        item_fill(it, name, data, len, &st);
+        it->claimed = x->tkids.count > 0 &&
+                      bsearch(&name, x->tkids.data, (size_t)x->tkids.count,
+                              sizeof *x->tkids.data, name_cmp) != NULL;
+      } else {
+        free(data);
+        if (g != ZNONODE && x->rc == 0) x->rc = map_zrc(q, g, "read");
+      }
+    }
+    if (x->rc != 0) PT_RETURN(pt, x->rc);
+  }
+  PT_RETURN(pt, 0);
+  PT_END(pt);
+  return 0;
+}
 
 static int peek_step(zkl__op_t *o, void *ctx) {
   qcall_t *x = ctx;
@@ -1160,6 +1235,7 @@ static zkl__step_fn step_of(int kind) {
   case Q_PUT: return put_step;
   case Q_TAKE: return take_step;
   case Q_PEEK: return peek_step;
+  case Q_LIST: return list_all_step;
   case Q_SIZE: return size_step;
   case Q_CLAIM: return take_step;
   case Q_ACK:
@@ -1192,6 +1268,9 @@ static qcall_t *qcall_new(zkl_queue_t *q, int kind, int64_t timeout_ms) {
 }
 
 static void qcall_free(qcall_t *x) {
+  zkl__zk_children_free(&x->kids);
+  zkl__zk_children_free(&x->tkids);
+  free(x->refs);
   if (x->items != NULL) zkl_items_free(x->items, x->got);
   free(x->copy);
   free(x->bufs);
@@ -1624,6 +1703,26 @@ int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item) {
   if (rc == 0) {
     *item = x->items[0];
     x->got = 0;
+  }
+  qcall_free(x);
+  return rc;
+}
+
+int zkl_queue_list(zkl_queue_t *q, size_t max, zkl_item_t **items,
+                   size_t *n) {
+  zkl__clear_error();
+  if (q == NULL || items == NULL || n == NULL)
+    return zkl__fail(ZKL_EINVAL, "queue, items or n is NULL");
+  *items = NULL;
+  *n = 0;
+  qcall_t *x = short_call(q, Q_LIST);
+  if (x == NULL) return ZKL_ENOMEM;
+  x->want = max;
+  int rc = run_blocking(q, x);
+  if (rc == 0) {
+    *items = x->items;
+    *n = x->got;
+    x->items = NULL;
   }
   qcall_free(x);
   return rc;

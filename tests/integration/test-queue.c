@@ -55,6 +55,19 @@ START_TEST(fifo_and_binary_payloads) {
   size_t n = 0;
   ck_assert_int_eq(zkl_queue_size(q, &n), 0);
   ck_assert_uint_eq(n, 21);
+  zkl_item_t *all = NULL;
+  ck_assert_int_eq(zkl_queue_list(q, 0, &all, &n), 0);
+  ck_assert_uint_eq(n, 21);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_int_eq(all[i].claimed, 0);
+    ck_assert_uint_eq(all[i].len, i < 20 ? 5 : 0);
+    if (i < 20) ck_assert_int_eq(all[i].data[2], (char)i);
+    if (i > 0) ck_assert_uint_gt(all[i].token, all[i - 1].token);
+  }
+  zkl_items_free(all, n);
+  ck_assert_int_eq(zkl_queue_list(q, 5, &all, &n), 0);
+  ck_assert_uint_eq(n, 5);
+  zkl_items_free(all, n);
   ck_assert_int_eq(zkl_queue_peek(q, &it), 0);
   ck_assert_uint_eq(it.len, 5);
   ck_assert_int_eq(it.data[2], 0);
@@ -481,6 +494,10 @@ START_TEST(bad_input_is_refused) {
   ck_assert_int_eq(zkl_queue_take_batch(q, 1001, 0, &v, &n), ZKL_EINVAL);
   ck_assert_int_eq(zkl_queue_peek(NULL, &it), ZKL_EINVAL);
   ck_assert_int_eq(zkl_queue_size(q, NULL), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_list(q, 0, NULL, &n), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_queue_list(q, 0, &v, &n), 0); /* no path: none */
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_null(v);
   ck_assert_int_eq(zkl_queue_remove(q, NULL), ZKL_EINVAL);
   ck_assert_int_eq(zkl_queue_remove(q, "qn-abc"), ZKL_EINVAL);
   ck_assert_int_eq(zkl_queue_cancel(NULL), ZKL_EINVAL);
@@ -607,6 +624,14 @@ START_TEST(claim_ack_nack) {
   ck_assert_str_eq(ic.data, "c");
   zkl_item_free(&ic);
   ck_assert_int_eq(zkl_queue_take(b, 0, &ic), ZKL_EEMPTY);
+  zkl_item_t *all = NULL;
+  size_t nall = 0;
+  ck_assert_int_eq(zkl_queue_list(b, 0, &all, &nall), 0); /* claimed ones */
+  ck_assert_uint_eq(nall, 2);
+  ck_assert_str_eq(all[0].data, "a");
+  ck_assert_int_eq(all[0].claimed, 1);
+  ck_assert_int_eq(all[1].claimed, 1);
+  zkl_items_free(all, nall);
   ck_assert_int_eq(zkl_queue_ack(b, &ia), ZKL_EPERM); /* not b's claim */
   /* a gives its item back at the head: the next claim gets it again,
    * with a larger delivery token */
