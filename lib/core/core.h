@@ -84,6 +84,20 @@ void zkl__nodes_sort(zkl__node_t *v, size_t n);
 /* Whether `name` was created by the contender whose prefix is `prefix`
  * ("_c_<uuid>-"). */
 int zkl__name_is_mine(const char *name, const char *prefix);
+/* Queue items: the shapes of the queue recipe's wire formats. */
+#define ZKL__ITEM_QN 0    /* qn-<seq>: ZooKeeper's recipe, Curator       */
+#define ZKL__ITEM_ENTRY 1 /* entry-<prio: 3 digits>-<seq>: kazoo         */
+typedef struct zkl__item_name {
+  const char *name; /* borrowed */
+  int prio;         /* 0..999 (entry-); 0 for qn- */
+  int32_t seq;
+} zkl__item_name_t;
+/* 0 and *out for an item of that shape (the sequence as ZooKeeper prints
+ * it: ten digits, or a minus sign and nine or ten once wrapped); ZKL_EINVAL
+ * for anything else (ignored by the queue). */
+int zkl__item_parse(int shape, const char *name, zkl__item_name_t *out);
+/* Queue order: priority, then sequence (wrap handled), then name. */
+int zkl__item_cmp(const zkl__item_name_t *a, const zkl__item_name_t *b);
 /* Fills a fresh random prefix "_c_<uuid>-" (41 bytes with NUL). */
 #define ZKL__PREFIX_LEN 40
 void zkl__prefix_new(char out[ZKL__PREFIX_LEN + 1]);

@@ -1,5 +1,5 @@
-/* lib/core/names.c - contender node names: parsing, ordering and our own
- * prefix. */
+/* lib/core/names.c - contender node names and queue item names: parsing,
+ * ordering and our own prefix. */
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>
@@ -70,6 +70,38 @@ int zkl__name_parse(const char *name, zkl__node_t *out) {
   out->seq = seq;
   out->kind = kind;
   return 0;
+}
+
+/* A sequence as ZooKeeper prints it, ending the name: 0 and *seq, or -1. */
+static int parse_seq_text(const char *p, int32_t *seq) {
+  int neg = *p == '-';
+  const char *d = p + neg;
+  size_t n = strspn(d, "0123456789");
+  if (d[n] != '\0' || (!neg && n != SEQ_DIGITS) ||
+      (neg && (n < SEQ_DIGITS - 1 || n > SEQ_DIGITS)))
+    return -1;
+  if (parse_digits(d, n, neg, seq) != 0 || (neg && *seq >= 0)) return -1;
+  return 0;
+}
+
+int zkl__item_parse(int shape, const char *name, zkl__item_name_t *out) {
+  if (name == NULL || out == NULL) return ZKL_EINVAL;
+  out->name = name;
+  out->prio = 0;
+  if (shape == ZKL__ITEM_QN)
+    return strncmp(name, "qn-", 3) == 0 && parse_seq_text(name + 3, &out->seq) == 0
+               ? 0 : ZKL_EINVAL;
+  if (strncmp(name, "entry-", 6) != 0) return ZKL_EINVAL;
+  const char *p = name + 6;
+  if (strspn(p, "0123456789") < 3 || p[3] != '-') return ZKL_EINVAL;
+  out->prio = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
+  return parse_seq_text(p + 4, &out->seq) == 0 ? 0 : ZKL_EINVAL;
+}
+
+int zkl__item_cmp(const zkl__item_name_t *a, const zkl__item_name_t *b) {
+  if (a->prio != b->prio) return a->prio < b->prio ? -1 : 1;
+  int c = zkl__seq_cmp(a->seq, b->seq);
+  return c != 0 ? c : strcmp(a->name, b->name);
 }
 
 int zkl__seq_cmp(int32_t a, int32_t b) {

@@ -30,44 +30,18 @@
 #define NAME_MAX_LEN 31    /* zkl_item_t.name                            */
 #define SIDE_SUFFIX ".zkl"
 
-/* ---- item names ---------------------------------------------------------- */
+/* ---- item names (names.c) ------------------------------------------------ */
 
-typedef struct ref {
-  const char *name; /* in the listing */
-  int prio;
-  int32_t seq;
-} ref_t;
-
-/* Parses a signed decimal sequence (as ZooKeeper prints it, %010d) that
- * ends the name: 0 and *seq, or -1. */
-static int parse_seq(const char *p, int32_t *seq) {
-  const char *d = *p == '-' ? p + 1 : p;
-  size_t n = strspn(d, "0123456789");
-  if (n == 0 || n > 10 || d[n] != '\0') return -1;
-  long long v = strtoll(p, NULL, 10);
-  if (v > INT32_MAX || v < INT32_MIN) return -1;
-  *seq = (int32_t)v;
-  return 0;
-}
+typedef zkl__item_name_t ref_t;
 
 /* Is `name` an item of format f?  0 and *r filled, or -1. */
 static int item_parse(int f, const char *name, ref_t *r) {
-  r->name = name;
-  r->prio = 0;
-  if (f == ZKL_QUEUE_QN)
-    return strncmp(name, "qn-", 3) == 0 ? parse_seq(name + 3, &r->seq) : -1;
-  if (strncmp(name, "entry-", 6) != 0) return -1; /* kazoo's, both */
-  const char *p = name + 6;
-  if (strspn(p, "0123456789") != 3 || p[3] != '-') return -1;
-  r->prio = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
-  return parse_seq(p + 4, &r->seq);
+  return zkl__item_parse(f == ZKL_QUEUE_QN ? ZKL__ITEM_QN : ZKL__ITEM_ENTRY,
+                         name, r) == 0 ? 0 : -1;
 }
 
 static int ref_cmp(const void *a, const void *b) {
-  const ref_t *x = a, *y = b;
-  if (x->prio != y->prio) return x->prio < y->prio ? -1 : 1;
-  int c = zkl__seq_cmp(x->seq, y->seq);
-  return c != 0 ? c : strcmp(x->name, y->name);
+  return zkl__item_cmp(a, b);
 }
 
 /* ---- the object ------------------------------------------------------------ */

@@ -337,6 +337,74 @@ START_TEST(name_is_mine) {
 }
 END_TEST
 
+/* ---- queue item names --------------------------------------------------------- */
+
+static const struct {
+  int shape;
+  const char *name;
+  int ok, prio;
+  int32_t seq;
+} item_names[] = {
+    {ZKL__ITEM_QN, "qn-0000000042", 1, 0, 42},
+    {ZKL__ITEM_QN, "qn-2147483647", 1, 0, INT32_MAX},
+    {ZKL__ITEM_QN, "qn--2147483648", 1, 0, INT32_MIN},
+    {ZKL__ITEM_QN, "qn--000000005", 1, 0, -5},
+    {ZKL__ITEM_QN, "qn-42", 0, 0, 0},            /* not %010d */
+    {ZKL__ITEM_QN, "qn-00000000421", 0, 0, 0},   /* 11 digits */
+    {ZKL__ITEM_QN, "qn-2147483648", 0, 0, 0},    /* past int32 */
+    {ZKL__ITEM_QN, "qn--0000000000", 0, 0, 0},   /* "-0": never printed */
+    {ZKL__ITEM_QN, "qn-000000004x", 0, 0, 0},
+    {ZKL__ITEM_QN, "_c_0b8f-qn-0000000001", 0, 0, 0},
+    {ZKL__ITEM_QN, "entry-100-0000000001", 0, 0, 0},
+    {ZKL__ITEM_QN, "", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "entry-100-0000000001", 1, 100, 1},
+    {ZKL__ITEM_ENTRY, "entry-000-0000000007", 1, 0, 7},
+    {ZKL__ITEM_ENTRY, "entry-999--000000003", 1, 999, -3},
+    {ZKL__ITEM_ENTRY, "entry-10-0000000001", 0, 0, 0},  /* 2-digit prio */
+    {ZKL__ITEM_ENTRY, "entry-1000-0000000001", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "entry-1x0-0000000001", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "entry-100-", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "entry-100-00000000012", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "qn-0000000001", 0, 0, 0},
+    {ZKL__ITEM_ENTRY, "taken", 0, 0, 0},
+};
+
+START_TEST(item_parse_shapes) {
+  zkl__item_name_t it;
+  int rc = zkl__item_parse(item_names[_i].shape, item_names[_i].name, &it);
+  ck_assert_msg((rc == 0) == item_names[_i].ok, "%s: rc %d",
+                item_names[_i].name, rc);
+  if (rc == 0) {
+    ck_assert_int_eq(it.prio, item_names[_i].prio);
+    ck_assert_int_eq(it.seq, item_names[_i].seq);
+    ck_assert_ptr_eq(it.name, item_names[_i].name);
+  }
+}
+END_TEST
+
+/* Priority first, then the sequence across the wrap, then the name. */
+START_TEST(item_order) {
+  const char *in[] = {"entry-100--2147483647", "entry-100-2147483646",
+                      "entry-007-0000000009", "entry-100-2147483647",
+                      "entry-100--2147483648"};
+  const char *want[] = {"entry-007-0000000009", "entry-100-2147483646",
+                        "entry-100-2147483647", "entry-100--2147483648",
+                        "entry-100--2147483647"};
+  zkl__item_name_t v[5];
+  for (int i = 0; i < 5; i++)
+    ck_assert_int_eq(zkl__item_parse(ZKL__ITEM_ENTRY, in[i], &v[i]), 0);
+  for (int i = 0; i < 5; i++) /* a tiny insertion sort with the order */
+    for (int j = i; j > 0 && zkl__item_cmp(&v[j - 1], &v[j]) > 0; j--) {
+      zkl__item_name_t t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  for (int i = 0; i < 5; i++) ck_assert_str_eq(v[i].name, want[i]);
+  ck_assert_int_eq(zkl__item_cmp(&v[0], &v[0]), 0);
+  ck_assert_int_eq(zkl__item_parse(ZKL__ITEM_QN, NULL, &v[0]), ZKL_EINVAL);
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------- */
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -370,5 +438,8 @@ Suite *names_suite(void) {
   tcase_add_test(tc, prefix_format);
   tcase_add_test(tc, prefix_differs);
   tcase_add_test(tcase(s, "name_is_mine"), name_is_mine);
+  tc = tcase(s, "queue_items");
+  tcase_add_loop_test(tc, item_parse_shapes, 0, COUNT(item_names));
+  tcase_add_test(tc, item_order);
   return s;
 }
