@@ -12,6 +12,7 @@ int cli_lock_run(const cli_opts_t *o);
 int cli_elect_run(const cli_opts_t *o);
 int cli_observe_run(const cli_opts_t *o);
 int cli_status_run(const cli_opts_t *o);
+int cli_queue_run(const cli_opts_t *o);
 
 /* Opens the session as the options say, on a thread with every signal
  * blocked (so that ZooKeeper's threads, started by it, block them too).

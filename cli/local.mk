@@ -3,17 +3,19 @@
 #
 # The tool links only the public library, like any user's program: `zkl
 # status` reads a path through zkl_contenders(), which decides queue order
-# and holders with the recipes' own rules.
+# and holders with the recipes' own rules; `zkl queue` uses zkl_queue_*()
+# (and zkl_contenders() for `ls`, ordered by cli/items.c).
 
 bin_PROGRAMS += cli/zkl
 cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
-	cli/status.c cli/loop.c cli/loop.h \
+	cli/status.c cli/queue.c cli/loop.c cli/loop.h \
 	cli/child.c cli/child.h \
 	$(cli_pure_sources)
 cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
 
 # Pure logic, also compiled into the unit tests (no server).
-cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h
+cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h \
+	cli/items.c cli/items.h
 
 dist_man1_MANS = cli/zkl.1
 
@@ -25,6 +27,8 @@ tests_cli_unit_tests_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_cli_unit_tests_LDADD = lib/libzkl.la $(CHECK_LIBS)
 
 TESTS += tests/cli/unit-tests tests/cli/usage.sh tests/cli/man.sh \
-	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh
+	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
+	tests/cli/queue.zksh
 EXTRA_DIST += tests/cli/lib.sh tests/cli/usage.sh tests/cli/man.sh \
-	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh
+	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
+	tests/cli/queue.zksh

@@ -1,13 +1,13 @@
 /* cli/loop.h - PRIVATE to the zkl tool: the one loop the main thread runs
- * while a command waits for a lock or runs CMD.
+ * while a command waits for a lock or a queue item, or runs CMD.
  *
  * Everything that happens reaches the main thread as an event, in order:
  * signals (through a self-pipe written by the handlers), and what zkl
  * reports: the session's completion queue (zkl_session_fd()) is polled
  * too and dispatched on this thread, where the completions of the async
- * lock calls, the session states and the election callbacks post their
- * events to a pipe (as a watch on our node does, from ZooKeeper's
- * thread).  Only the main thread has the signals
+ * lock and queue calls, the session states and the election callbacks
+ * post their events to a pipe (as a watch on our node does, from
+ * ZooKeeper's thread).  Only the main thread has the signals
  * unblocked: every other thread (ZooKeeper's, zkl's, the tool's workers)
  * is started with all signals blocked.
  */
@@ -30,7 +30,8 @@ typedef enum cli_event_type {
   CLI_EV_NODE,       /* the hold is gone (its watch); arg: its code        */
   CLI_EV_ELECTED,    /* token: the leadership's fencing token              */
   CLI_EV_REVOKED,    /* arg: a zkl_election_reason_t                       */
-  CLI_EV_LEADER      /* an observer's news: data/len the id, len -1: none  */
+  CLI_EV_LEADER,     /* an observer's news: data/len the id, len -1: none  */
+  CLI_EV_TAKEN       /* a queue take ended; arg: its code                  */
 } cli_event_type_t;
 
 typedef struct cli_event {

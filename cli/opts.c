@@ -13,19 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "items.h"
 #include "zkl.h"
 
 /* ---- help texts ------------------------------------------------------------ */
 
 static const char help_top[] =
     "Usage: zkl [OPTIONS] COMMAND [ARGS...]\n"
-    "Locks and leader election on Apache ZooKeeper, for shell scripts.\n"
+    "Locks, leader election and queues on Apache ZooKeeper, for shell scripts.\n"
     "\n"
     "Commands:\n"
     "  lock PATH [--] CMD [ARG...]   run CMD while holding the lock at PATH\n"
     "  elect PATH [--] CMD [ARG...]  run CMD while leader of the election at PATH\n"
     "  elect --observe PATH          print the leader's id, then each change\n"
     "  status PATH                   list the contenders at PATH in queue order\n"
+    "                                (and the items of a queue there)\n"
+    "  queue put|take|peek|size|ls|rm PATH ...\n"
+    "                                the FIFO queue at PATH ('zkl queue --help')\n"
     "\n"
     "Options (before COMMAND):\n"
     "  -s, --servers HOSTS       ZooKeeper's \"host:port,...[/chroot]\"\n"
@@ -37,9 +41,10 @@ static const char help_top[] =
     "  -h, --help                this help; 'zkl COMMAND --help' for a command\n"
     "  -V, --version             print the version\n"
     "\n"
-    "Exit status: CMD's own; 64 usage error; 69 no server answered; 70 other\n"
-    "failure; 75 lock or leadership lost; 77 permission refused; 126/127 CMD\n"
-    "not executable/not found; 128+N ended by signal N.  See zkl(1).\n";
+    "Exit status: CMD's own; 1 queue empty or full (see 'zkl queue --help');\n"
+    "64 usage error; 69 no server answered; 70 other failure; 75 lock,\n"
+    "leadership or session lost; 77 permission refused; 126/127 CMD not\n"
+    "executable/not found; 128+N ended by signal N.  See zkl(1).\n";
 
 static const char help_lock[] =
     "Usage: zkl [OPTIONS] lock [--read | --write] [-n | -t SECONDS] [-E N]\n"
@@ -92,17 +97,68 @@ static const char help_status[] =
     "queue order: position, kind (lock, read, write, election; foreign for a\n"
     "child that is no contender), whether it holds, fencing token (czxid),\n"
     "session id (ephemeral owner), node name and owner data (escaped).\n"
+    "Items of a queue (qn- or kazoo's entry- children) are not listed one\n"
+    "by one: a line per format gives their number and the head item (JSON:\n"
+    "an object of kind \"queue\" with \"format\" and \"items\").\n"
     "A PATH with no contenders, or none at all, prints \"no contenders\"\n"
     "(JSON: []) and exits 0.\n"
     "\n"
     "      --json               one JSON array of objects instead of a table\n"
     "  -h, --help               this help\n";
 
+static const char help_queue[] =
+    "Usage: zkl [OPTIONS] queue put [--format F] [--priority N] [--max-items N]\n"
+    "                               [-t SECONDS] PATH [DATA]\n"
+    "       zkl [OPTIONS] queue put --batch [--format F] [--priority N] ... PATH\n"
+    "       zkl [OPTIONS] queue take [--format F] [-n | -t SECONDS] [--max N]\n"
+    "                                [--json] PATH\n"
+    "       zkl [OPTIONS] queue peek [--format F] [--json] PATH\n"
+    "       zkl [OPTIONS] queue size PATH\n"
+    "       zkl [OPTIONS] queue ls [--format F] [--json] PATH\n"
+    "       zkl [OPTIONS] queue rm [--format F] PATH NAME\n"
+    "The FIFO queue at PATH, shared with every program that uses the path.\n"
+    "An item is a string of up to 1000000 bytes, any bytes.\n"
+    "\n"
+    "  put    append DATA, or without it all of stdin (any bytes, NUL too)\n"
+    "  take   take the head item, waiting for one, and write its bytes to\n"
+    "         stdout as they are (nothing added)\n"
+    "  peek   write the head item's bytes without taking it\n"
+    "  size   print how many children PATH has (of any shape)\n"
+    "  ls     list the items in queue order: position, token, length, name\n"
+    "         and the start of the data (escaped)\n"
+    "  rm     remove the item called NAME (as ls and --json show it)\n"
+    "\n"
+    "      --format F           qn (the default: ZooKeeper's and Curator's\n"
+    "                           qn-<seq>) or kazoo (kazoo's entry-<prio>-<seq>)\n"
+    "      --priority N         put, kazoo: 0..999, lower is taken first\n"
+    "                           (default 100)\n"
+    "      --max-items N        put: refuse while PATH holds N children or\n"
+    "                           more (default 50000; 0: no bound)\n"
+    "      --batch              put: each line of stdin (without its newline)\n"
+    "                           is an item, all put at once or none (at most\n"
+    "                           1000 lines and 1000000 bytes)\n"
+    "  -n, --nonblock           take: do not wait if the queue is empty\n"
+    "  -t, --timeout SECONDS    take: wait at most SECONDS (decimals allowed);\n"
+    "                           put: give up if not connected in SECONDS\n"
+    "      --max N              take: up to N items (1..1000) at once, each\n"
+    "                           written followed by a newline\n"
+    "      --json               take, peek: one JSON object per item and line,\n"
+    "                           {\"name\", \"token\", \"len\", \"data\"} with data\n"
+    "                           escaped as zkl status does; ls: a JSON array\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "Exit status: 0 done; 1 nothing to take or peek (take -n, take -t), no\n"
+    "item NAME (rm), or the queue is full (put); 69 not connected (put -t);\n"
+    "75 session lost; 128+N signal N while take waited (nothing taken).\n"
+    "DATA longer than 1000000 bytes is a usage error (64); stdin longer than\n"
+    "that, or --batch past its limits, exits 70 with nothing put.\n";
+
 const char *cli_help(cli_command_t command) {
   switch (command) {
   case CLI_CMD_LOCK: return help_lock;
   case CLI_CMD_ELECT: return help_elect;
   case CLI_CMD_STATUS: return help_status;
+  case CLI_CMD_QUEUE: return help_queue;
   case CLI_CMD_NONE: break;
   }
   return help_top;
@@ -113,8 +169,43 @@ const char *cli_command_name(cli_command_t command) {
   case CLI_CMD_LOCK: return "lock";
   case CLI_CMD_ELECT: return "elect";
   case CLI_CMD_STATUS: return "status";
+  case CLI_CMD_QUEUE: return "queue";
   case CLI_CMD_NONE: break;
   }
+  return "";
+}
+
+/* What each queue subcommand takes besides PATH: its options (QO_* bits)
+ * and its other operands, checked in parse_queue_sub(). */
+enum {
+  QO_FORMAT = 1 << 0,
+  QO_PRIORITY = 1 << 1,
+  QO_MAX_ITEMS = 1 << 2,
+  QO_BATCH = 1 << 3,
+  QO_NONBLOCK = 1 << 4,
+  QO_TIMEOUT = 1 << 5,
+  QO_MAX = 1 << 6,
+  QO_JSON = 1 << 7
+};
+
+static const struct queue_sub {
+  const char *name;
+  cli_queue_op_t op;
+  unsigned options;
+} queue_subs[] = {
+    {"put", CLI_QUEUE_PUT,
+     QO_FORMAT | QO_PRIORITY | QO_MAX_ITEMS | QO_BATCH | QO_TIMEOUT},
+    {"take", CLI_QUEUE_TAKE,
+     QO_FORMAT | QO_NONBLOCK | QO_TIMEOUT | QO_MAX | QO_JSON},
+    {"peek", CLI_QUEUE_PEEK, QO_FORMAT | QO_JSON},
+    {"size", CLI_QUEUE_SIZE, 0},
+    {"ls", CLI_QUEUE_LS, QO_FORMAT | QO_JSON},
+    {"rm", CLI_QUEUE_RM, QO_FORMAT}};
+#define N_QUEUE_SUBS (sizeof queue_subs / sizeof queue_subs[0])
+
+const char *cli_queue_op_name(cli_queue_op_t op) {
+  for (size_t i = 0; i < N_QUEUE_SUBS; i++)
+    if (queue_subs[i].op == op) return queue_subs[i].name;
   return "";
 }
 
@@ -169,7 +260,10 @@ typedef struct parser {
 __attribute__((format(printf, 2, 3)))
 static int usage_error(parser_t *p, const char *fmt, ...) {
   const char *name = cli_command_name(p->o->command);
-  int n = snprintf(p->err, p->errlen, "zkl%s%s: ", *name ? " " : "", name);
+  const char *sub = p->o->command == CLI_CMD_QUEUE
+                        ? cli_queue_op_name(p->o->queue_op) : "";
+  int n = snprintf(p->err, p->errlen, "zkl%s%s%s%s: ", *name ? " " : "",
+                   name, *sub ? " " : "", sub);
   if (n < 0 || (size_t)n >= p->errlen) return CLI_EX_USAGE;
   va_list ap;
   va_start(ap, fmt);
@@ -242,7 +336,8 @@ static int take_grace(parser_t *p, const char *arg) {
 }
 
 enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
-       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH };
+       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_FORMAT,
+       OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX };
 
 static int parse_lock(parser_t *p, int argc, char **argv) {
   static const struct option longs[] = {
@@ -340,6 +435,150 @@ static int parse_status(parser_t *p, int argc, char **argv) {
   return 0;
 }
 
+/* An operand after the last one: options go before PATH. */
+static int unexpected(parser_t *p, const char *word, const char *after) {
+  if (word[0] == '-' && word[1] != '\0')
+    return usage_error(p, "unexpected '%s' after %s (options go before PATH)",
+                       word, after);
+  return usage_error(p, "unexpected '%s' after %s", word, after);
+}
+
+/* The options of queue subcommands, with the bit that allows each and its
+ * name in messages. */
+static const struct {
+  int c;
+  unsigned bit;
+  const char *shown;
+} queue_options[] = {{OPT_FORMAT, QO_FORMAT, "--format"},
+                     {OPT_PRIORITY, QO_PRIORITY, "--priority"},
+                     {OPT_MAX_ITEMS, QO_MAX_ITEMS, "--max-items"},
+                     {OPT_BATCH, QO_BATCH, "--batch"},
+                     {'n', QO_NONBLOCK, "-n"},
+                     {'t', QO_TIMEOUT, "-t"},
+                     {OPT_MAX, QO_MAX, "--max"},
+                     {OPT_JSON, QO_JSON, "--json"}};
+
+/* Refuses an option the subcommand does not take: 0, or the usage error. */
+static int queue_option_allowed(parser_t *p, const struct queue_sub *sub,
+                                int c) {
+  for (size_t i = 0; i < sizeof queue_options / sizeof queue_options[0]; i++)
+    if (queue_options[i].c == c && !(sub->options & queue_options[i].bit))
+      return usage_error(p, "%s does not apply to %s", queue_options[i].shown,
+                         sub->name);
+  return 0;
+}
+
+/* SUB [OPTIONS] PATH [DATA | NAME] */
+static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
+                           int argc, char **argv) {
+  static const struct option longs[] = {
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"priority", required_argument, NULL, OPT_PRIORITY},
+      {"max-items", required_argument, NULL, OPT_MAX_ITEMS},
+      {"batch", no_argument, NULL, OPT_BATCH},
+      {"nonblock", no_argument, NULL, 'n'},
+      {"timeout", required_argument, NULL, 't'},
+      {"max", required_argument, NULL, OPT_MAX},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  cli_opts_t *o = p->o;
+  int waits = 0, c, rc;
+  long n;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:nt:h", longs, &word)) != -1) {
+    if (c == 'h') {
+      o->action = CLI_HELP;
+      return 0;
+    }
+    if ((rc = queue_option_allowed(p, sub, c)) != 0) return rc;
+    switch (c) {
+    case OPT_FORMAT:
+      if (cli_format_parse(optarg, &o->format) != 0)
+        return usage_error(p, "--format needs qn or kazoo, not '%s'", optarg);
+      break;
+    case OPT_PRIORITY:
+      if (cli_parse_int(optarg, 0, 999, &n) != 0)
+        return usage_error(p, "--priority needs 0..999, not '%s'", optarg);
+      o->priority = (int)n;
+      break;
+    case OPT_MAX_ITEMS:
+      if (cli_parse_int(optarg, 0, CLI_MAX_ITEMS_MAX, &n) != 0)
+        return usage_error(p, "--max-items needs 0..%ld, not '%s'",
+                           CLI_MAX_ITEMS_MAX, optarg);
+      o->max_items = n;
+      break;
+    case OPT_BATCH: o->batch = 1; break;
+    case 'n': o->timeout_ms = 0; waits++; break;
+    case 't':
+      if (cli_parse_seconds(optarg, &o->timeout_ms) != 0)
+        return usage_error(p, "-t needs SECONDS, not '%s'", optarg);
+      waits++;
+      break;
+    case OPT_MAX:
+      if (cli_parse_int(optarg, 1, CLI_QUEUE_BATCH_MAX, &n) != 0)
+        return usage_error(p, "--max needs 1..%d, not '%s'",
+                           CLI_QUEUE_BATCH_MAX, optarg);
+      o->max = (int)n;
+      break;
+    case OPT_JSON: o->json = 1; break;
+    default: return bad_option(p, c, word);
+    }
+  }
+  if (waits > 1) return usage_error(p, "give one of -n and -t, once");
+  if (o->priority >= 0 && o->format != ZKL_QUEUE_KAZOO)
+    return usage_error(p, "--priority needs --format kazoo");
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  const char *after = "PATH";
+  if (sub->op == CLI_QUEUE_PUT && !o->batch && optind < argc) {
+    o->data = argv[optind++];
+    if (strlen(o->data) > ZKL_QUEUE_MAX_BYTES)
+      return usage_error(p, "DATA is longer than %d bytes",
+                         ZKL_QUEUE_MAX_BYTES);
+    after = "DATA";
+  } else if (sub->op == CLI_QUEUE_PUT && optind < argc) {
+    return usage_error(p, "--batch reads the items from stdin, not '%s'",
+                       argv[optind]);
+  } else if (sub->op == CLI_QUEUE_RM) {
+    cli_item_key_t k;
+    if (optind >= argc) return usage_error(p, "NAME is missing");
+    o->name = argv[optind++];
+    if (cli_item_parse(o->format, o->name, &k) != 0)
+      return usage_error(p, "'%s' is not the name of a %s item (%s)", o->name,
+                         cli_format_name(o->format),
+                         o->format == ZKL_QUEUE_QN ? "qn-<seq>"
+                                                   : "entry-<prio>-<seq>");
+    after = "NAME";
+  }
+  if (optind < argc) return unexpected(p, argv[optind], after);
+  return 0;
+}
+
+static int parse_queue(parser_t *p, int argc, char **argv) {
+  static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
+  int c;
+  const char *word;
+  while ((c = next_option(argc, argv, "+:h", longs, &word)) != -1) {
+    if (c != 'h') return bad_option(p, c, word);
+    p->o->action = CLI_HELP;
+    return 0;
+  }
+  if (optind >= argc)
+    return usage_error(p, "SUBCOMMAND is missing (put, take, peek, size, ls "
+                          "or rm)");
+  const char *name = argv[optind];
+  for (size_t i = 0; i < N_QUEUE_SUBS; i++) {
+    if (strcmp(name, queue_subs[i].name) != 0) continue;
+    p->o->queue_op = queue_subs[i].op;
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind; /* [0] is the subcommand's name */
+    getopt_reset();
+    return parse_queue_sub(p, &queue_subs[i], sub_argc, sub_argv);
+  }
+  return usage_error(p, "unknown subcommand '%s'", name);
+}
+
 static int take_ms(parser_t *p, const char *opt, const char *arg,
                    int32_t *out) {
   long v;
@@ -403,6 +642,9 @@ static void defaults(cli_opts_t *o, const char *env_servers) {
   o->mode = CLI_LOCK_EXCLUSIVE;
   o->timeout_ms = -1;
   o->conflict_exit = 1;
+  o->format = ZKL_QUEUE_QN;
+  o->priority = -1;
+  o->max_items = -1;
 }
 
 int cli_opts_parse(cli_opts_t *o, int argc, char **argv,
@@ -421,7 +663,8 @@ int cli_opts_parse(cli_opts_t *o, int argc, char **argv,
     int (*parse)(parser_t *, int, char **);
   } commands[] = {{"lock", CLI_CMD_LOCK, parse_lock},
                   {"elect", CLI_CMD_ELECT, parse_elect},
-                  {"status", CLI_CMD_STATUS, parse_status}};
+                  {"status", CLI_CMD_STATUS, parse_status},
+                  {"queue", CLI_CMD_QUEUE, parse_queue}};
   const char *name = argv[optind];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(name, commands[i].name) != 0) continue;

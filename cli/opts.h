@@ -28,8 +28,21 @@ typedef enum cli_command {
   CLI_CMD_NONE = 0,
   CLI_CMD_LOCK,
   CLI_CMD_ELECT,
-  CLI_CMD_STATUS
+  CLI_CMD_STATUS,
+  CLI_CMD_QUEUE
 } cli_command_t;
+
+/* What `zkl queue` does (its first operand).  claim/ack/nack come with
+ * the library's claims. */
+typedef enum cli_queue_op {
+  CLI_QUEUE_NONE = 0,
+  CLI_QUEUE_PUT,   /* append DATA, stdin, or each line of stdin         */
+  CLI_QUEUE_TAKE,  /* take the head item(s) and print them             */
+  CLI_QUEUE_PEEK,  /* print the head item without taking it            */
+  CLI_QUEUE_SIZE,  /* print the number of children                      */
+  CLI_QUEUE_LS,    /* list the items in queue order                      */
+  CLI_QUEUE_RM     /* remove the item NAME                               */
+} cli_queue_op_t;
 
 /* What main() should do once the command line is read. */
 typedef enum cli_action {
@@ -49,6 +62,8 @@ typedef enum cli_lock_mode {
 #define CLI_DEFAULT_CONNECT_TIMEOUT_MS 5000
 #define CLI_DEFAULT_GRACE_MS 5000
 #define CLI_ID_MAX 1024   /* the library's limit on node data */
+#define CLI_QUEUE_BATCH_MAX 1000 /* items of one put or take (queue.h)  */
+#define CLI_MAX_ITEMS_MAX 1000000000L /* --max-items at most            */
 
 typedef struct cli_opts {
   cli_action_t action;
@@ -70,8 +85,17 @@ typedef struct cli_opts {
   /* elect */
   const char *id;               /* -i ID, or NULL: "host:pid"             */
   int observe;                  /* --observe                              */
-  /* status */
+  /* status, queue take/peek/ls */
   int json;                     /* --json                                 */
+  /* queue (timeout_ms above: take's -n/-t, put's -t) */
+  cli_queue_op_t queue_op;      /* the subcommand                         */
+  int format;                   /* --format: a zkl_queue_format_t         */
+  int priority;                 /* --priority N (kazoo), -1: the default  */
+  long max_items;               /* --max-items N, -1: the library's       */
+  int batch;                    /* put --batch: one item per line         */
+  int max;                      /* take --max N, 0 when not given         */
+  const char *data;             /* put DATA (argv's), NULL: stdin         */
+  const char *name;             /* rm NAME                                */
 } cli_opts_t;
 
 /* Reads argv (argv[argc] must be NULL, as main() gets it).  env_servers is
@@ -89,6 +113,9 @@ const char *cli_help(cli_command_t command);
 
 /* The command's name as typed ("lock"), "" for CLI_CMD_NONE. */
 const char *cli_command_name(cli_command_t command);
+
+/* The queue subcommand's name as typed ("put"), "" for CLI_QUEUE_NONE. */
+const char *cli_queue_op_name(cli_queue_op_t op);
 
 /* Decimal seconds ("2", "0.5", "1.25") to milliseconds, rounded up to a
  * whole millisecond; at most 10^9 seconds.  0, or -1 for anything else. */

@@ -1,5 +1,6 @@
-/* cli/zkl.c - the zkl command-line tool: flock(1)-like locks and leader
- * election on ZooKeeper for shell scripts.  See zkl(1) (cli/zkl.1). */
+/* cli/zkl.c - the zkl command-line tool: flock(1)-like locks, leader
+ * election and queues on ZooKeeper for shell scripts.  See zkl(1)
+ * (cli/zkl.1). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@ static int run(const cli_opts_t *o) {
   case CLI_CMD_LOCK: return cli_lock_run(o);
   case CLI_CMD_ELECT: return o->observe ? cli_observe_run(o) : cli_elect_run(o);
   case CLI_CMD_STATUS: return cli_status_run(o);
+  case CLI_CMD_QUEUE: return cli_queue_run(o);
   case CLI_CMD_NONE: break;
   }
   return CLI_EX_SOFTWARE;

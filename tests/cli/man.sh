@@ -15,12 +15,12 @@ ok "zkl.1 formats without warnings"
 
 # The page as plain text, words only.
 groff -man -Tutf8 -P-cbou "$page" 2>/dev/null | tr -s ' \n' ' ' >"$W/page.txt"
-for c in "" lock elect status; do
+for c in "" lock elect status queue; do
     # shellcheck disable=SC2086  # "" is no command
     zkl $c --help
 done >"$W/help.txt"
 grep -oE -- '--[a-z][a-z-]+|-[a-zA-Z]\b|ZKL_[A-Z_]+' "$W/help.txt" | sort -u >"$W/names"
-[[ $(wc -l <"$W/names") -gt 20 ]] || fail "too few names found in --help: $(cat "$W/names")"
+[[ $(wc -l <"$W/names") -gt 25 ]] || fail "too few names found in --help: $(cat "$W/names")"
 while read -r name; do
     grep -qF -- "$name" "$W/page.txt" || fail "zkl.1 does not mention $name"
 done <"$W/names"

@@ -1,6 +1,7 @@
 /* tests/cli/unit.c - the zkl tool's pure logic, no server: the command
- * line (cli/opts.c), queue order and holders for `zkl status`
- * (cli/queue.c), and the escapes of node data (cli/text.c).
+ * line (cli/opts.c), the names and order of queue items for `zkl queue`
+ * and `zkl status` (cli/items.c), and the escapes of node data
+ * (cli/text.c).
  *
  * Exit status 0 when every test passed.  Check's variables apply
  * (CK_FORK=no under valgrind, CK_RUN_CASE, ...). */
@@ -9,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "items.h"
 #include "opts.h"
 #include "text.h"
+#include "zkl.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -144,6 +147,150 @@ START_TEST(status_forms) {
 }
 END_TEST
 
+START_TEST(queue_put_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q"), 0);
+  ck_assert_int_eq(o.command, CLI_CMD_QUEUE);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_PUT);
+  ck_assert_str_eq(o.path, "/q");
+  ck_assert_ptr_null(o.data); /* stdin */
+  ck_assert_int_eq(o.batch, 0);
+  ck_assert_int_eq(o.format, ZKL_QUEUE_QN);
+  ck_assert_int_eq(o.priority, -1);
+  ck_assert_int_eq(o.max_items, -1);
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(o.max, 0);
+  ck_assert_int_eq(o.json, 0);
+  ck_assert_str_eq(err, "");
+
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q", "hello world"), 0);
+  ck_assert_str_eq(o.data, "hello world");
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q", ""), 0);
+  ck_assert_str_eq(o.data, ""); /* an empty item, not stdin */
+  /* DATA is taken as it is after PATH, a leading '-' too */
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q", "-n"), 0);
+  ck_assert_str_eq(o.data, "-n");
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "--", "/q", "--json"), 0);
+  ck_assert_str_eq(o.path, "/q");
+  ck_assert_str_eq(o.data, "--json");
+
+  ck_assert_int_eq(PARSE(&o, "-s", "h:1", "queue", "put", "--format", "kazoo",
+                         "--priority", "7", "--max-items", "0", "-t", "2.5",
+                         "/a/q", "x"),
+                   0);
+  ck_assert_str_eq(o.hosts, "h:1");
+  ck_assert_int_eq(o.format, ZKL_QUEUE_KAZOO);
+  ck_assert_int_eq(o.priority, 7);
+  ck_assert_int_eq(o.max_items, 0);
+  ck_assert_int_eq(o.timeout_ms, 2500);
+  ck_assert_str_eq(o.path, "/a/q");
+  ck_assert_str_eq(o.data, "x");
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "--format=qn", "--timeout=0",
+                         "--max-items=1000000000", "/q"), 0);
+  ck_assert_int_eq(o.format, ZKL_QUEUE_QN);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(o.max_items, CLI_MAX_ITEMS_MAX);
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "--format", "kazoo",
+                         "--priority=0", "--batch", "/q"), 0);
+  ck_assert_int_eq(o.batch, 1);
+  ck_assert_int_eq(o.priority, 0);
+  ck_assert_ptr_null(o.data);
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "--priority", "999", "--format",
+                         "kazoo", "/q"), 0); /* in any order */
+  ck_assert_int_eq(o.priority, 999);
+}
+END_TEST
+
+START_TEST(queue_put_data_limit) {
+  cli_opts_t o;
+  char *data = malloc(ZKL_QUEUE_MAX_BYTES + 2);
+  ck_assert_ptr_nonnull(data);
+  memset(data, 'd', ZKL_QUEUE_MAX_BYTES + 1);
+  data[ZKL_QUEUE_MAX_BYTES + 1] = '\0';
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q", data), CLI_EX_USAGE);
+  ck_assert_ptr_nonnull(strstr(err, "DATA is longer than 1000000 bytes"));
+  data[ZKL_QUEUE_MAX_BYTES] = '\0'; /* exactly the limit is fine */
+  ck_assert_int_eq(PARSE(&o, "queue", "put", "/q", data), 0);
+  ck_assert_uint_eq(strlen(o.data), ZKL_QUEUE_MAX_BYTES);
+  free(data);
+}
+END_TEST
+
+START_TEST(queue_take_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "/q"), 0);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_TAKE);
+  ck_assert_int_eq(o.timeout_ms, -1); /* waits for ever */
+  ck_assert_int_eq(o.max, 0);
+  ck_assert_int_eq(o.json, 0);
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "-n", "/q"), 0);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "--nonblock", "--json", "/q"), 0);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(o.json, 1);
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "-t", "1.5", "--max", "1000",
+                         "--format", "kazoo", "/q"), 0);
+  ck_assert_int_eq(o.timeout_ms, 1500);
+  ck_assert_int_eq(o.max, CLI_QUEUE_BATCH_MAX);
+  ck_assert_int_eq(o.format, ZKL_QUEUE_KAZOO);
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "-t0.25", "--max=1", "/q"), 0);
+  ck_assert_int_eq(o.timeout_ms, 250);
+  ck_assert_int_eq(o.max, 1);
+}
+END_TEST
+
+START_TEST(queue_other_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "queue", "peek", "/q"), 0);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_PEEK);
+  ck_assert_int_eq(PARSE(&o, "queue", "peek", "--json", "--format", "kazoo",
+                         "/q"), 0);
+  ck_assert_int_eq(o.json, 1);
+  ck_assert_int_eq(o.format, ZKL_QUEUE_KAZOO);
+  ck_assert_int_eq(PARSE(&o, "queue", "size", "/q"), 0);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_SIZE);
+  ck_assert_int_eq(PARSE(&o, "queue", "ls", "/q"), 0);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_LS);
+  ck_assert_int_eq(o.json, 0);
+  ck_assert_int_eq(PARSE(&o, "queue", "ls", "--json", "/q"), 0);
+  ck_assert_int_eq(o.json, 1);
+  ck_assert_int_eq(PARSE(&o, "queue", "rm", "/q", "qn-0000000042"), 0);
+  ck_assert_int_eq(o.queue_op, CLI_QUEUE_RM);
+  ck_assert_str_eq(o.name, "qn-0000000042");
+  ck_assert_int_eq(PARSE(&o, "queue", "rm", "/q", "qn--000000005"), 0);
+  ck_assert_int_eq(PARSE(&o, "queue", "rm", "--format", "kazoo", "/q",
+                         "entry-100-0000000007"), 0);
+  ck_assert_str_eq(o.name, "entry-100-0000000007");
+  /* help: the queue's, from before or after the subcommand */
+  static const char *const helps[][4] = {{"queue", "--help", NULL},
+                                         {"queue", "-h", NULL},
+                                         {"queue", "put", "--help"},
+                                         {"queue", "take", "-h"},
+                                         {"queue", "size", "--help"}};
+  for (size_t i = 0; i < COUNT(helps); i++) {
+    ck_assert_int_eq(parse_env(&o, NULL, helps[i]), 0);
+    ck_assert_int_eq(o.action, CLI_HELP);
+    ck_assert_int_eq(o.command, CLI_CMD_QUEUE);
+  }
+  static const cli_queue_op_t ops[] = {CLI_QUEUE_PUT, CLI_QUEUE_TAKE,
+                                       CLI_QUEUE_PEEK, CLI_QUEUE_SIZE,
+                                       CLI_QUEUE_LS, CLI_QUEUE_RM};
+  static const char *const names[] = {"put", "take", "peek", "size", "ls",
+                                      "rm"};
+  for (size_t i = 0; i < COUNT(ops); i++) {
+    ck_assert_str_eq(cli_queue_op_name(ops[i]), names[i]);
+    char usage[64]; /* the help shows each subcommand's usage */
+    snprintf(usage, sizeof usage, "] queue %s ", names[i]);
+    ck_assert_msg(strstr(cli_help(CLI_CMD_QUEUE), usage) != NULL, "%s",
+                  usage);
+    ck_assert_msg(strstr(cli_help(CLI_CMD_NONE), names[i]) != NULL, "%s",
+                  names[i]); /* and the tool's help names it */
+  }
+  ck_assert_str_eq(cli_queue_op_name(CLI_QUEUE_NONE), "");
+}
+END_TEST
+
 START_TEST(help_and_version) {
   cli_opts_t o;
   ck_assert_int_eq(PARSE(&o, "--help"), 0);
@@ -155,9 +302,9 @@ START_TEST(help_and_version) {
   ck_assert_int_eq(o.action, CLI_VERSION);
   ck_assert_int_eq(PARSE(&o, "-V"), 0);
   ck_assert_int_eq(o.action, CLI_VERSION);
-  static const char *const cmds[] = {"lock", "elect", "status"};
+  static const char *const cmds[] = {"lock", "elect", "status", "queue"};
   static const cli_command_t ids[] = {CLI_CMD_LOCK, CLI_CMD_ELECT,
-                                      CLI_CMD_STATUS};
+                                      CLI_CMD_STATUS, CLI_CMD_QUEUE};
   for (size_t i = 0; i < COUNT(cmds); i++) {
     ck_assert_int_eq(PARSE(&o, cmds[i], "--help"), 0);
     ck_assert_int_eq(o.action, CLI_HELP);
@@ -223,6 +370,87 @@ static const struct {
     {{"status", "/s", "extra"}, "unexpected 'extra'"},
     {{"status", "--yaml", "/s"}, "unknown option --yaml"},
     {{"status", "-j", "/s"}, "unknown option -j"},
+    {{"queue"}, "SUBCOMMAND is missing"},
+    {{"queue", "/q"}, "unknown subcommand '/q'"},
+    {{"queue", "pop", "/q"}, "unknown subcommand 'pop'"},
+    {{"queue", "claim", "/q"}, "unknown subcommand 'claim'"},
+    {{"queue", "--json", "take", "/q"}, "unknown option --json"},
+    {{"queue", "-n", "take", "/q"}, "unknown option -n"},
+    {{"queue", "put"}, "PATH is missing"},
+    {{"queue", "put", "rel"}, "bad PATH 'rel'"},
+    {{"queue", "put", "/q/"}, "bad PATH"},
+    {{"queue", "take", "/zookeeper/q"}, "bad PATH"},
+    {{"queue", "put", "/q", "a", "b"}, "unexpected 'b' after DATA"},
+    {{"queue", "put", "/q", "a", "-t"}, "options go before PATH"},
+    {{"queue", "put", "--batch", "/q", "x"},
+     "--batch reads the items from stdin"},
+    {{"queue", "put", "-n", "/q"}, "-n does not apply to put"},
+    {{"queue", "put", "--nonblock", "/q"}, "-n does not apply to put"},
+    {{"queue", "put", "--json", "/q"}, "--json does not apply to put"},
+    {{"queue", "put", "--max", "2", "/q"}, "--max does not apply to put"},
+    {{"queue", "put", "--format", "json", "/q"},
+     "--format needs qn or kazoo, not 'json'"},
+    {{"queue", "put", "--format", "", "/q"}, "--format needs qn or kazoo"},
+    {{"queue", "put", "--format", "QN", "/q"}, "--format needs qn or kazoo"},
+    {{"queue", "put", "--format"}, "option --format needs a value"},
+    {{"queue", "put", "--priority", "5", "/q"},
+     "--priority needs --format kazoo"},
+    {{"queue", "put", "--format", "qn", "--priority", "5", "/q"},
+     "--priority needs --format kazoo"},
+    {{"queue", "put", "--format", "kazoo", "--priority", "1000", "/q"},
+     "--priority needs 0..999"},
+    {{"queue", "put", "--format", "kazoo", "--priority", "-1", "/q"},
+     "--priority needs 0..999"},
+    {{"queue", "put", "--format", "kazoo", "--priority", "x", "/q"},
+     "--priority needs 0..999, not 'x'"},
+    {{"queue", "put", "--max-items", "-1", "/q"}, "--max-items needs 0.."},
+    {{"queue", "put", "--max-items", "1000000001", "/q"},
+     "--max-items needs"},
+    {{"queue", "put", "--max-items", "many", "/q"}, "--max-items needs"},
+    {{"queue", "put", "-t", "soon", "/q"}, "-t needs SECONDS, not 'soon'"},
+    {{"queue", "put", "--batch=1", "/q"}, "option --batch takes no value"},
+    {{"queue", "take"}, "PATH is missing"},
+    {{"queue", "take", "/q", "more"}, "unexpected 'more' after PATH"},
+    {{"queue", "take", "/q", "--json"}, "options go before PATH"},
+    {{"queue", "take", "-n", "-t", "1", "/q"}, "one of -n and -t"},
+    {{"queue", "take", "-n", "-n", "/q"}, "one of -n and -t"},
+    {{"queue", "take", "-t", "-1", "/q"}, "-t needs SECONDS"},
+    {{"queue", "take", "-t"}, "option -t needs a value"},
+    {{"queue", "take", "--max", "0", "/q"}, "--max needs 1..1000, not '0'"},
+    {{"queue", "take", "--max", "1001", "/q"}, "--max needs 1..1000"},
+    {{"queue", "take", "--max", "two", "/q"}, "--max needs 1..1000"},
+    {{"queue", "take", "--batch", "/q"}, "--batch does not apply to take"},
+    {{"queue", "take", "--priority", "1", "/q"},
+     "--priority does not apply to take"},
+    {{"queue", "take", "--max-items", "1", "/q"},
+     "--max-items does not apply to take"},
+    {{"queue", "take", "-x", "/q"}, "unknown option -x"},
+    {{"queue", "take", "--wait", "/q"}, "unknown option --wait"},
+    {{"queue", "peek", "-n", "/q"}, "-n does not apply to peek"},
+    {{"queue", "peek", "-t", "1", "/q"}, "-t does not apply to peek"},
+    {{"queue", "peek", "/q", "x"}, "unexpected 'x' after PATH"},
+    {{"queue", "size", "--json", "/q"}, "--json does not apply to size"},
+    {{"queue", "size", "--format", "kazoo", "/q"},
+     "--format does not apply to size"},
+    {{"queue", "size"}, "PATH is missing"},
+    {{"queue", "size", "/q", "/r"}, "unexpected '/r' after PATH"},
+    {{"queue", "ls", "--max", "3", "/q"}, "--max does not apply to ls"},
+    {{"queue", "ls", "/q", "x"}, "unexpected 'x' after PATH"},
+    {{"queue", "rm", "/q"}, "NAME is missing"},
+    {{"queue", "rm", "--json", "/q", "qn-1"}, "--json does not apply to rm"},
+    {{"queue", "rm", "/q", "qn-1", "qn-2"}, "unexpected 'qn-2' after NAME"},
+    {{"queue", "rm", "/q", "qn-"},
+     "'qn-' is not the name of a qn item (qn-<seq>)"},
+    {{"queue", "rm", "/q", "qn-x1"}, "not the name of a qn item"},
+    {{"queue", "rm", "/q", "qn-12345678901"}, "not the name of a qn item"},
+    {{"queue", "rm", "/q", "qn-2147483648"}, "not the name of a qn item"},
+    {{"queue", "rm", "/q", "../qn-1"}, "not the name of a qn item"},
+    {{"queue", "rm", "/q", "entry-100-0000000001"},
+     "not the name of a qn item"},
+    {{"queue", "rm", "--format", "kazoo", "/q", "qn-0000000001"},
+     "'qn-0000000001' is not the name of a kazoo item (entry-<prio>-<seq>)"},
+    {{"queue", "rm", "--format", "kazoo", "/q", "entry-10-0000000001"},
+     "not the name of a kazoo item"},
 };
 
 START_TEST(usage_errors) {
@@ -244,6 +472,18 @@ START_TEST(usage_error_names_the_command) {
                         "(try 'zkl lock --help')");
   ck_assert_int_eq(PARSE(&o, "nope"), CLI_EX_USAGE);
   ck_assert_str_eq(err, "zkl: unknown command 'nope' (try 'zkl --help')");
+}
+END_TEST
+
+START_TEST(usage_error_names_the_subcommand) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "queue", "take", "--max", "0", "/q"),
+                   CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl queue take: --max needs 1..1000, not '0' "
+                        "(try 'zkl queue --help')");
+  ck_assert_int_eq(PARSE(&o, "queue", "frob"), CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl queue: unknown subcommand 'frob' "
+                        "(try 'zkl queue --help')");
 }
 END_TEST
 
@@ -313,6 +553,123 @@ START_TEST(integers) {
 }
 END_TEST
 
+/* ---- queue items ------------------------------------------------------------------ */
+
+START_TEST(item_names) {
+  static const struct {
+    int format;
+    const char *name;
+    int ok, prio;
+    int32_t seq;
+  } v[] = {
+      {ZKL_QUEUE_QN, "qn-0000000000", 1, 0, 0},
+      {ZKL_QUEUE_QN, "qn-0000000042", 1, 0, 42},
+      {ZKL_QUEUE_QN, "qn-2147483647", 1, 0, INT32_MAX},
+      {ZKL_QUEUE_QN, "qn--2147483648", 1, 0, INT32_MIN}, /* wrapped */
+      {ZKL_QUEUE_QN, "qn--000000005", 1, 0, -5},
+      {ZKL_QUEUE_QN, "qn-7", 1, 0, 7}, /* as the library reads it */
+      {ZKL_QUEUE_QN, "qn-2147483648", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn--2147483649", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn-12345678901", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn-", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn--", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn-+1", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn-1 ", 0, 0, 0},
+      {ZKL_QUEUE_QN, "qn-0000000001x", 0, 0, 0},
+      {ZKL_QUEUE_QN, "Qn-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_QN, "xqn-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_QN, "entry-100-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_QN, "_c_x-lock-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-100-0000000001", 1, 100, 1},
+      {ZKL_QUEUE_KAZOO, "entry-000-0000000009", 1, 0, 9},
+      {ZKL_QUEUE_KAZOO, "entry-999--000000003", 1, 999, -3},
+      {ZKL_QUEUE_KAZOO, "entry-10-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-1000-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-abc-0000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-100_0000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-100-", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "entry-100-00000000001", 0, 0, 0},
+      {ZKL_QUEUE_KAZOO, "qn-0000000001", 0, 0, 0},
+      {7, "qn-0000000001", 0, 0, 0}, /* no such format */
+  };
+  for (size_t i = 0; i < COUNT(v); i++) {
+    cli_item_key_t k = {"untouched", 0, -1, -1, 5};
+    int rc = cli_item_parse(v[i].format, v[i].name, &k);
+    if (!v[i].ok) {
+      ck_assert_msg(rc == -1, "'%s' (format %d) accepted", v[i].name,
+                    v[i].format);
+      ck_assert_str_eq(k.name, "untouched");
+      continue;
+    }
+    ck_assert_msg(rc == 0, "'%s' (format %d) refused", v[i].name,
+                  v[i].format);
+    ck_assert_ptr_eq(k.name, v[i].name);
+    ck_assert_int_eq(k.format, v[i].format);
+    ck_assert_int_eq(k.prio, v[i].prio);
+    ck_assert_int_eq(k.seq, v[i].seq);
+    ck_assert_uint_eq(k.index, 0);
+  }
+  cli_item_key_t k;
+  ck_assert_int_eq(cli_item_parse(ZKL_QUEUE_QN, NULL, &k), -1);
+}
+END_TEST
+
+/* Sorts the names (all of one format) and checks the order given. */
+static void check_order(int format, const char *const *want, size_t n) {
+  cli_item_key_t v[16];
+  ck_assert_uint_le(n, COUNT(v));
+  for (size_t i = 0; i < n; i++) { /* reversed, then rotated: not sorted */
+    const char *name = want[(n - 1 - i + n / 2) % n];
+    ck_assert_int_eq(cli_item_parse(format, name, &v[i]), 0);
+    v[i].index = i;
+  }
+  cli_items_sort(v, n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(strcmp(v[i].name, want[i]) == 0, "position %zu: %s, not %s",
+                  i, v[i].name, want[i]);
+}
+
+START_TEST(item_order) {
+  static const char *const qn[] = {"qn-0000000001", "qn-0000000002",
+                                   "qn-0000000010", "qn-0000000100"};
+  check_order(ZKL_QUEUE_QN, qn, COUNT(qn));
+  /* across the wrap: 2147483646, 2147483647, then -2147483648, ... */
+  static const char *const wrap[] = {"qn-2147483646", "qn-2147483647",
+                                     "qn--2147483648", "qn--2147483647",
+                                     "qn--000000001"};
+  check_order(ZKL_QUEUE_QN, wrap, COUNT(wrap));
+  /* kazoo: the priority first, then the sequence */
+  static const char *const kazoo[] = {
+      "entry-001-0000000007", "entry-005-0000000003", "entry-005-0000000004",
+      "entry-100-0000000001", "entry-100-0000000002", "entry-999-0000000000"};
+  check_order(ZKL_QUEUE_KAZOO, kazoo, COUNT(kazoo));
+  cli_item_key_t a, b;
+  ck_assert_int_eq(cli_item_parse(ZKL_QUEUE_QN, "qn-0000000005", &a), 0);
+  ck_assert_int_eq(cli_item_parse(ZKL_QUEUE_QN, "qn-5", &b), 0);
+  ck_assert_int_lt(cli_item_cmp(&a, &b), 0); /* one sequence: by name */
+  ck_assert_int_gt(cli_item_cmp(&b, &a), 0);
+  ck_assert_int_eq(cli_item_cmp(&a, &a), 0);
+  cli_items_sort(NULL, 0); /* nothing to sort */
+}
+END_TEST
+
+START_TEST(format_names) {
+  int f = -1;
+  ck_assert_int_eq(cli_format_parse("qn", &f), 0);
+  ck_assert_int_eq(f, ZKL_QUEUE_QN);
+  ck_assert_int_eq(cli_format_parse("kazoo", &f), 0);
+  ck_assert_int_eq(f, ZKL_QUEUE_KAZOO);
+  f = -1;
+  ck_assert_int_eq(cli_format_parse("Kazoo", &f), -1);
+  ck_assert_int_eq(cli_format_parse("", &f), -1);
+  ck_assert_int_eq(cli_format_parse("qn ", &f), -1);
+  ck_assert_int_eq(f, -1);
+  ck_assert_str_eq(cli_format_name(ZKL_QUEUE_QN), "qn");
+  ck_assert_str_eq(cli_format_name(ZKL_QUEUE_KAZOO), "kazoo");
+  ck_assert_str_eq(cli_format_name(42), "?");
+}
+END_TEST
+
 /* ---- escapes -------------------------------------------------------------------- */
 
 typedef void (*put_fn)(FILE *, const void *, size_t);
@@ -363,13 +720,23 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, hosts_from_environment);
   tcase_add_test(tc, elect_forms);
   tcase_add_test(tc, status_forms);
+  tcase_add_test(tc, queue_put_forms);
+  tcase_add_test(tc, queue_put_data_limit);
+  tcase_add_test(tc, queue_take_forms);
+  tcase_add_test(tc, queue_other_forms);
   tcase_add_test(tc, help_and_version);
   tcase_add_loop_test(tc, usage_errors, 0, (int)COUNT(bad));
   tcase_add_test(tc, usage_error_names_the_command);
+  tcase_add_test(tc, usage_error_names_the_subcommand);
   tcase_add_test(tc, usage_error_long_id);
   tcase_add_test(tc, small_error_buffer);
   tcase_add_test(tc, seconds);
   tcase_add_test(tc, integers);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("queue items");
+  tcase_add_test(tc, item_names);
+  tcase_add_test(tc, item_order);
+  tcase_add_test(tc, format_names);
   suite_add_tcase(s, tc);
   tc = tcase_create("escapes");
   tcase_add_test(tc, escape_plain_and_special);
