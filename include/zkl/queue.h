@@ -97,9 +97,11 @@ typedef struct zkl_queue_opts {
 typedef struct zkl_item {
   char *data;       /* the payload (malloc'ed; a NUL follows it)  */
   size_t len;       /* its bytes                                    */
-  uint64_t token;   /* the item node's czxid: unique per item; for a
-                       claimed item the claim's czxid: the delivery
-                       token, larger at every redelivery             */
+  uint64_t token;   /* the item node's czxid: the zxid of the put,
+                       increasing along the queue (the items of one
+                       batch share it); for a claimed item the claim's
+                       czxid: the delivery token, larger at every
+                       redelivery                                     */
   char name[32];    /* its node's name, e.g. "qn-0000000042"       */
   int claimed;      /* zkl_queue_list(): someone holds a claim on it
                        (ZKL_QUEUE_LOCKING); 0 elsewhere              */
@@ -185,6 +187,12 @@ ZKL_EXTERN int zkl_queue_put_batch(zkl_queue_t *q, const zkl_buf_t *items,
  *   ZKL_ELOST       the session was lost and no new one comes.
  *   ZKL_EBUSY       timeout 0, and a call of another thread on the object
  *                   is underway.
+ *   ZNOAUTH         nothing was taken, and an item this session may not
+ *                   read (its ACL) was met: it is left in the queue (never
+ *                   deleted unread: the delete is checked in the same
+ *                   transaction), skipped from then on by this object, and
+ *                   named in zkl_last_error(); zkl_queue_remove() can take
+ *                   it out of the way.
  *   ZKL_EINVAL      q or item is NULL.  ZKL_ENOMEM.
  *   other <0        ZooKeeper's code (e.g. ZNOAUTH).
  * On failure *item is zeroed and nothing was taken: an item whose delete

@@ -29,6 +29,7 @@
 #define COUNT_AGE_NS 1000000000LL /* a size count older than this is read again */
 #define NAME_MAX_LEN 31    /* zkl_item_t.name                            */
 #define SIDE_SUFFIX ".zkl"
+#define UNREAD_MAX 16      /* unreadable items remembered per object     */
 
 /* ---- item names (names.c) ------------------------------------------------ */
 
@@ -77,6 +78,10 @@ struct zkl_queue {
   char *stale[STALE_MAX];
   int n_stale;
   int async_pending; /* an async call's completion is not dispatched */
+  /* items this session may not read (their ACL): left out of listings so
+   * that they do not block the queue; the oldest forgotten past UNREAD_MAX */
+  char unread[UNREAD_MAX][NAME_MAX_LEN + 1];
+  size_t n_unread, unread_at;
   /* the claims this object holds (own.mu guards them) */
   struct claim {
     char name[NAME_MAX_LEN + 1];
@@ -87,6 +92,12 @@ struct zkl_queue {
 
 static int name_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int unreadable(const zkl_queue_t *q, const char *name) {
+  for (size_t i = 0; i < q->n_unread; i++)
+    if (strcmp(q->unread[i], name) == 0) return 1;
+  return 0;
 }
 
 /* Is `name` claimed, as the listing saw taken/? */
@@ -137,7 +148,7 @@ static int listing_set(zkl_queue_t *q, struct String_vector *kids,
     }
     for (int i = 0; i < q->kids.count; i++)
       if (item_parse(q->format, q->kids.data[i], &q->refs[n]) == 0 &&
-          !claimed(q, q->kids.data[i]))
+          !claimed(q, q->kids.data[i]) && !unreadable(q, q->kids.data[i]))
         n++;
     qsort(q->refs, n, sizeof *q->refs, ref_cmp);
   }
@@ -188,7 +199,8 @@ typedef struct qcall {
   pt_t pt, pt_sub, pt_list, pt_put;
   int64_t deadline;     /* the caller's (ZKL__TRY, ZKL__FOREVER)        */
   int64_t dl;           /* each request's: the deadline, or none (try)  */
-  int rc, zrc, zrc2, tries;
+  int rc, zrc, zrc2, tries, err;
+  char *noauth;         /* an unreadable item met: the detail to tell    */
   char *detail;
   zkl__zcall_t *k, *k2;
   unsigned epoch;
@@ -291,6 +303,23 @@ static int list_step(zkl__op_t *o, qcall_t *x, int watch) {
 
 /* ---- take ------------------------------------------------------------------ */
 
+/* An item this session may not read: left out of the listings from now on,
+ * and told (ZNOAUTH) by a call that ends with nothing. */
+static void note_unreadable(zkl_queue_t *q, qcall_t *x, const char *name) {
+  if (!unreadable(q, name)) {
+    size_t i = q->n_unread < UNREAD_MAX ? q->n_unread++ : q->unread_at++ %
+                                                              UNREAD_MAX;
+    snprintf(q->unread[i], sizeof q->unread[i], "%s", name);
+  }
+  if (x->noauth == NULL) {
+    char buf[CHILD_MAX + 160];
+    snprintf(buf, sizeof buf, "%s/%s: its ACL refuses this session: left in "
+             "the queue, not taken (zkl_queue_remove() takes it out of the "
+             "way)", q->items, name);
+    x->noauth = strdup(buf);
+  }
+}
+
 static void item_fill(zkl_item_t *it, const char *name, char *data, int len,
                       const struct Stat *st) {
   memset(it, 0, sizeof *it);
@@ -315,15 +344,22 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
     const char *name = q->refs[q->next + x->sent].name;
     child_path(q, name, path);
     x->kg[x->sent] = zkl__zk_get_send(q->s, path, 0);
+    /* The delete goes in a multi behind a version check, which needs READ
+     * permission as the read does: an item this session may not read is
+     * never deleted unread.  In the LockingQueue layout the multi also
+     * makes (and deletes) a claim: an item someone has claimed fails it. */
     if (q->taken == NULL) {
-      x->kd[x->sent] = zkl__zk_delete_send(q->s, path);
-    } else { /* not an item someone has claimed: claim, delete, unclaim */
+      zkl__mop_t m[2] = {{ZOO_CHECK_OP, path, NULL, 0, 0, -1},
+                         {ZOO_DELETE_OP, path, NULL, 0, 0, -1}};
+      x->kd[x->sent] = zkl__zk_multi_send(q->s, m, 2);
+    } else {
       claim_path(q, name, cpath);
-      zkl__mop_t m[3] = {
+      zkl__mop_t m[4] = {
           {ZOO_CREATE_OP, cpath, q->id, 32, ZOO_EPHEMERAL, -1},
+          {ZOO_CHECK_OP, path, NULL, 0, 0, -1},
           {ZOO_DELETE_OP, path, NULL, 0, 0, -1},
           {ZOO_DELETE_OP, cpath, NULL, 0, 0, -1}};
-      x->kd[x->sent] = zkl__zk_multi_send(q->s, m, 3);
+      x->kd[x->sent] = zkl__zk_multi_send(q->s, m, 4);
     }
     x->sent++;
   }
@@ -334,23 +370,27 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
     int len = 0;
     struct Stat st;
     int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
-    int d = q->taken == NULL ? zkl__zk_wait(x->kd[i], x->dl)
-                             : zkl__zk_multi_wait(x->kd[i], x->dl, NULL,
-                                                  NULL);
+    int d = zkl__zk_multi_wait(x->kd[i], x->dl, NULL, NULL);
     if (d == ZNODEEXISTS) d = ZNONODE; /* claimed by another: not ours */
     x->kg[i] = x->kd[i] = NULL;
+    const char *name = q->refs[q->next + i].name;
     if (g == ZOK && d == ZOK) {
-      item_fill(&x->items[x->got++], q->refs[q->next + i].name, data, len,
-                &st);
+      item_fill(&x->items[x->got++], name, data, len, &st);
       continue;
     }
     free(data);
     if (retryable(d) || d == ZKL__ZTIMEDOUT) x->retake = 1;
-    else if (d != ZNONODE && d != ZOK && x->rc == 0)
-      x->rc = map_zrc(q, d, "take");
+    else if (d == ZOK && x->err == 0) /* deleted, not read: the client's */
+      x->err = zkl__fail(g, "%s was taken but its data could not be read "
+                         "(%s)", name, zerror(g));
+    else if (d == ZNOAUTH) note_unreadable(q, x, name);
+    else if (d != ZNONODE && x->err == 0) x->err = map_zrc(q, d, "take");
   }
   q->next += x->sent;
   if (x->retake) q->listed = 0;
+  /* what was taken is returned; a failure is told when nothing was */
+  if (x->got == 0 && x->err != 0) x->rc = x->err; /* its detail stands */
+  x->err = 0;
   PT_RETURN(pt, x->rc);
   PT_END(pt);
   return 0;
@@ -451,7 +491,8 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     free(data);
   }
   if (x->zrc == ZNODEEXISTS) PT_RETURN(pt, 0); /* another's claim */
-  if (x->zrc == ZOK) { /* the item was taken meanwhile */
+  if (x->zrc == ZOK && x->zrc2 == ZNOAUTH) note_unreadable(q, x, x->name);
+  if (x->zrc == ZOK) { /* the item was taken meanwhile, or unreadable */
     PT_CALL(pt, x->zrc, unclaim(o, x));
     PT_RETURN(pt, 0);
   }
@@ -744,6 +785,8 @@ static int take_step(zkl__op_t *o, void *ctx) {
     claim_give_up(q, x); /* made in doubt, and the call ends without it */
   if (x->rc == 0 && x->got == 0)
     x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
+  if ((x->rc == ZKL_EEMPTY || x->rc == ZKL_ETIMEDOUT) && x->noauth != NULL)
+    x->rc = zkl__fail(ZNOAUTH, "%s", x->noauth);
   PT_RETURN(pt, x->rc);
   PT_END(pt);
   return 0;
@@ -1249,6 +1292,7 @@ static void qcall_free(qcall_t *x) {
   free(x->copy);
   free(x->bufs);
   free(x->detail);
+  free(x->noauth);
   free(x);
 }
 

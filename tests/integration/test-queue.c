@@ -186,6 +186,38 @@ START_TEST(kazoo_priorities_and_foreign_children) {
 }
 END_TEST
 
+/* An item this session may not read (its ACL) is never deleted unread: the
+ * take says ZNOAUTH and the item stays; remove can take it out of the way,
+ * and items behind it are taken as usual. */
+START_TEST(unreadable_item_is_not_taken) {
+  char root[128], path[256];
+  it_root(root, sizeof root, "q-acl");
+  zkl_session_t *s = it_session();
+  zkl_queue_t *q = queue(s, root);
+  ck_assert_int_eq(zkl_queue_put(q, "first", 5, 5000), 0);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0);
+  zkl_item_free(&it);
+  /* a digest-only ACL: this (unauthenticated) session may not read it */
+  struct ACL acl = {ZOO_PERM_ALL, {"digest", "u:AAAAAAAAAAAAAAAAAAAAAAAAAAA="}};
+  struct ACL_vector v = {1, &acl};
+  snprintf(path, sizeof path, "%s/qn-0000000001", root);
+  ck_assert_int_eq(zoo_create(zkl_session_zhandle(s), path, "secret", 6, &v,
+                              0, NULL, 0), ZOK);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZNOAUTH);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "zkl_queue_remove"));
+  ck_assert_int_eq(it_children(s, root, NULL), 1); /* still there */
+  ck_assert_int_eq(zkl_queue_put(q, "next", 4, 5000), 0);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), 0); /* behind it: taken */
+  ck_assert_str_eq(it.data, "next");
+  zkl_item_free(&it);
+  ck_assert_int_eq(zkl_queue_remove(q, "qn-0000000001"), 0);
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY);
+  zkl_queue_destroy(q);
+  zkl_session_close(s);
+}
+END_TEST
+
 START_TEST(remove_by_name) {
   char root[128];
   it_root(root, sizeof root, "q-remove");
@@ -822,6 +854,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, batches_are_atomic_and_in_order);
   tcase_add_test(tc, kazoo_priorities_and_foreign_children);
   tcase_add_test(tc, remove_by_name);
+  tcase_add_test(tc, unreadable_item_is_not_taken);
   tcase_add_test(tc, take_waits_times_out_and_cancels);
   tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
   tcase_add_test(tc, put_answer_lost_is_applied_once);
