@@ -250,7 +250,9 @@ ZKL_EXTERN int zkl_queue_remove(zkl_queue_t *q, const char *name);
  * delivery token), the item stays in the queue until zkl_queue_ack().
  * Waits as zkl_queue_take() does (herd-free, in arrival order); the head
  * of the line also watches `taken/`, so that an item whose claimer died
- * is claimed again at once.  An object may hold several claims.
+ * is claimed again at once (a busy consumer, which reads its kept listing
+ * again once it is a second old, within a second).  An object may hold
+ * several claims.
  *   0, ZKL_EEMPTY (timeout 0: nothing unclaimed), ZKL_ETIMEDOUT,
  *   ZKL_ESUSPENDED, ZKL_ECANCELED, ZKL_ELOST, ZKL_EBUSY, ZKL_ENOMEM,
  *   ZooKeeper's codes: as zkl_queue_take().
@@ -268,12 +270,19 @@ ZKL_EXTERN int zkl_queue_claim(zkl_queue_t *q, int64_t timeout_ms,
  *   0           acked: the item is gone for good.
  *   ZKL_ELOST   the claim is gone (the session was lost, or someone
  *               deleted the claim): another consumer may process the item
- *               too; nothing was deleted.
+ *               too; nothing was deleted by this call -- unless
+ *               zkl_last_error() says the outcome is unknown (an earlier
+ *               answer was lost, then the session: the item is gone,
+ *               settled by this object or by another consumer since): do
+ *               not undo the work then.
  *   ZKL_ENOENT  the item had been removed by someone else (the claim is
  *               deleted).
  *   ZKL_EPERM   item is not claimed through this object.
  *   ZKL_ESUSPENDED  not connected within a session timeout: the claim
- *               stays as it was.
+ *               stays as it was -- or, when zkl_last_error() says its
+ *               outcome is unknown (the answer was lost), it may have been
+ *               applied: the claim is kept, and the next ack or nack of
+ *               it finds out.
  *   ZKL_EINVAL, ZKL_EBUSY, ZKL_ENOMEM, ZooKeeper's codes.
  * The object forgets the claim unless the code is ZKL_ESUSPENDED,
  * ZKL_EBUSY, ZKL_EPERM or ZKL_EINVAL. */

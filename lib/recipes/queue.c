@@ -30,6 +30,10 @@
 #define NAME_MAX_LEN 31    /* zkl_item_t.name                            */
 #define SIDE_SUFFIX ".zkl"
 #define UNREAD_MAX 16      /* unreadable items remembered per object     */
+/* A kept listing is read again once this old: a busy consumer then sees,
+ * within a second, an item whose claimer died (LockingQueue) or one of a
+ * higher priority put after the listing (kazoo's formats). */
+#define LIST_AGE_NS 1000000000LL
 
 /* ---- item names (names.c) ------------------------------------------------ */
 
@@ -70,6 +74,7 @@ struct zkl_queue {
   ref_t *refs;
   size_t n, next;
   int listed;
+  int64_t listed_at; /* a listing older than LIST_AGE_NS is read again */
   /* the size as last counted, for max_items */
   size_t count, since;
   int64_t count_at;
@@ -86,6 +91,7 @@ struct zkl_queue {
   struct claim {
     char name[NAME_MAX_LEN + 1];
     int64_t czxid, sid;
+    int doubt; /* a settlement's answer was lost: it may be applied */
   } *claims;
   size_t n_claims, cap_claims;
 };
@@ -155,6 +161,7 @@ static int listing_set(zkl_queue_t *q, struct String_vector *kids,
   q->n = n;
   q->next = 0;
   q->listed = 1;
+  q->listed_at = zkl__now_ns();
   return 0;
 }
 
@@ -246,7 +253,7 @@ typedef struct qcall {
 static int not_connected(qcall_t *x, int rc) {
   if (rc != ZKL_ETIMEDOUT) return rc;
   if (x->kind == Q_PEEK || x->kind == Q_SIZE || x->kind == Q_REMOVE ||
-      x->kind == Q_LIST)
+      x->kind == Q_LIST || x->kind == Q_ACK || x->kind == Q_NACK)
     return zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper within a "
                      "session timeout");
   return x->deadline == ZKL__TRY
@@ -416,9 +423,19 @@ static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
     snprintf(c->name, sizeof c->name, "%s", name);
     c->czxid = czxid;
     c->sid = zkl_session_id(q->s);
+    c->doubt = 0;
   }
   pthread_mutex_unlock(&q->own.mu);
   return rc;
+}
+
+/* A settlement of the claim on `name` ended without knowing whether it
+ * was applied: the next one must find out. */
+static void claim_doubt(zkl_queue_t *q, const char *name) {
+  pthread_mutex_lock(&q->own.mu);
+  ptrdiff_t i = claim_find(q, name);
+  if (i >= 0) q->claims[i].doubt = 1;
+  pthread_mutex_unlock(&q->own.mu);
 }
 
 static void claim_forget(zkl_queue_t *q, const char *name) {
@@ -578,6 +595,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
     ptrdiff_t i = claim_find(q, x->name);
     x->czxid = i >= 0 ? q->claims[i].czxid : 0;
     x->sid = i >= 0 ? q->claims[i].sid : 0;
+    x->resent = i >= 0 && q->claims[i].doubt; /* an earlier call's */
   }
   pthread_mutex_unlock(&q->own.mu);
   if (x->czxid == 0)
@@ -585,7 +603,44 @@ static int settle_step(zkl__op_t *o, void *ctx) {
                             "object", x->name));
   for (x->tries = 0; x->tries < 8; x->tries++) {
     PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
-    if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
+    if (x->rc != 0) {
+      if (x->resent) claim_doubt(q, x->name); /* told the next call */
+      PT_RETURN(pt, x->resent
+                        ? zkl__fail(ZKL_ESUSPENDED, "the %s of %s met a "
+                                    "connection loss and the connection "
+                                    "stayed down: its outcome is unknown "
+                                    "(the claim is kept: settle it again)",
+                                    x->kind == Q_ACK ? "ack" : "nack",
+                                    x->name)
+                        : not_connected(x, x->rc));
+    }
+    if (zkl_session_id(q->s) != x->sid && x->resent &&
+        (x->kind == Q_ACK || x->where == ZKL_QUEUE_TAIL)) {
+      /* A settlement whose answer was lost, and then the session: the
+       * claim is gone either way; the item tells whether it may have
+       * been applied (gone: by this settlement, or by another consumer
+       * after the claim went). */
+      {
+        char path[CHILD_MAX];
+        child_path(q, x->name, path);
+        x->k = zkl__zk_exists_send(q->s, path, 0);
+      }
+      Q_AWAIT(o, pt, x, x->k);
+      x->zrc2 = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
+      x->k = NULL;
+      if (retryable(x->zrc2)) continue;
+      claim_forget(q, x->name);
+      if (x->zrc2 == ZNONODE)
+        PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the %s of %s met a connection "
+                                "loss and then its session was lost: its "
+                                "outcome is unknown (the item is gone: "
+                                "settled by this call, or by another "
+                                "consumer since); do not undo the work",
+                                x->kind == Q_ACK ? "ack" : "nack", x->name));
+      PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s went with its "
+                              "session: another consumer may process it "
+                              "(nothing was deleted)", x->name));
+    }
     if (zkl_session_id(q->s) != x->sid) {
       claim_forget(q, x->name);
       PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s went with its "
@@ -659,8 +714,13 @@ static int settle_step(zkl__op_t *o, void *ctx) {
     if (x->zrc == ZNONODE) continue; /* the claim went meanwhile: look */
     PT_RETURN(pt, map_zrc(q, x->zrc, x->kind == Q_ACK ? "ack" : "nack"));
   }
-  PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "the connection keeps failing: "
-                          "the claim on %s is as it was", x->name));
+  if (x->resent) claim_doubt(q, x->name);
+  PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, x->resent
+                          ? "the connection keeps failing: the outcome of "
+                            "settling %s is unknown (the claim is kept: "
+                            "settle it again)"
+                          : "the connection keeps failing: the claim on %s "
+                            "is as it was", x->name));
   PT_END(pt);
   return 0;
 }
@@ -720,7 +780,8 @@ static int take_step(zkl__op_t *o, void *ctx) {
       zkl__contend_forsake(&q->line); /* gone with its session */
       x->in_line = 0;
     }
-    if (!q->listed || q->next >= q->n) {
+    if (!q->listed || q->next >= q->n ||
+        zkl__now_ns() - q->listed_at > LIST_AGE_NS) {
       PT_CALL(pt, x->rc, list_step(o, x, 0));
       if (x->rc != 0) break;
     }

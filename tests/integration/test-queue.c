@@ -362,6 +362,12 @@ END_TEST
 
 /* ---- faults ------------------------------------------------------------ */
 
+static int connected(void *s) {
+  return zkl_session_state(s) == ZKL_SESSION_CONNECTED;
+}
+
+static zkl_queue_t *locking(zkl_session_t *s, const char *path);
+
 static int single_server(void) { return strchr(it_hosts(), ',') == NULL; }
 
 /* The put's multi is applied but its answer is lost: the marker tells,
@@ -393,6 +399,68 @@ START_TEST(put_answer_lost_is_applied_once) {
   zkl_session_close(s);
   zkl_session_close(d);
   it_proxy_stop(x);
+}
+END_TEST
+
+typedef struct acker {
+  zkl_queue_t *q;
+  zkl_item_t *it;
+  int rc;
+  char err[512];
+} acker_t;
+
+static void *ack_main(void *arg) {
+  acker_t *a = arg;
+  a->rc = zkl_queue_ack(a->q, a->it);
+  snprintf(a->err, sizeof a->err, "%s", zkl_last_error());
+  return NULL;
+}
+
+/* An ack whose multi is applied but whose answer is lost, and then the
+ * session (found by the queue fault suite's author): the ack must not say
+ * "nothing was deleted".  The first call cannot know (ESUSPENDED, outcome
+ * unknown, the claim kept); the next says the outcome is unknown, and the
+ * item is indeed gone. */
+START_TEST(ack_answer_lost_then_session_expires) {
+  if (!single_server()) return;
+  char root[128], entries[160], hosts[64];
+  it_root(root, sizeof root, "q-acklost");
+  snprintf(entries, sizeof entries, "%s/entries", root);
+  zkl_session_t *s0 = it_session();
+  zkl_queue_t *p = locking(s0, root);
+  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0);
+  it_proxy_t *px = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
+  zkl_session_t *cs = it_session_at(hosts, 2000);
+  zkl_queue_t *cq = locking(cs, root);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_claim(cq, 5000, &it), 0);
+  it_proxy_cut_after(px, OP_MULTI); /* forwarded, its answer lost */
+  acker_t a = {cq, &it, 99, ""};
+  pthread_t th;
+  pthread_create(&th, NULL, ack_main, &a);
+  while (it_proxy_cuts(px) == 0) usleep(200);
+  it_proxy_blackhole(px, 1); /* no reconnection before the session expires */
+  it_sleep_ms(4000);
+  it_proxy_blackhole(px, 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(it_children(s0, entries, NULL), 0); /* it was applied */
+  ck_assert_msg(a.rc == ZKL_ESUSPENDED || a.rc == 0, "first ack: %s (%s)",
+                zkl_err_name(a.rc), a.err);
+  if (a.rc == ZKL_ESUSPENDED) {
+    ck_assert_ptr_nonnull(strstr(a.err, "outcome is unknown"));
+    ck_assert(it_wait_until(connected, cs, 10000));
+    int rc = zkl_queue_ack(cq, &it);
+    ck_assert_msg(rc == ZKL_ELOST && strstr(zkl_last_error(), "outcome is "
+                                              "unknown") != NULL,
+                  "second ack: %s (%s)", zkl_err_name(rc), zkl_last_error());
+  }
+  zkl_item_free(&it);
+  zkl_queue_destroy(cq);
+  zkl_session_close(cs);
+  it_proxy_stop(px);
+  zkl_queue_destroy(p);
+  zkl_session_close(s0);
 }
 END_TEST
 
@@ -858,6 +926,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, take_waits_times_out_and_cancels);
   tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
   tcase_add_test(tc, put_answer_lost_is_applied_once);
+  tcase_add_test(tc, ack_answer_lost_then_session_expires);
   tcase_add_test(tc, bound_refuses_puts);
   tcase_add_test(tc, soft_bound_makes_producers_wait);
   tcase_add_test(tc, bad_input_is_refused);
