@@ -138,5 +138,6 @@ int fc_env_int(const char *name, int dflt);
 Suite *checker_suite(void);
 Suite *paused_suite(void);
 Suite *nemesis_suite(void);
+Suite *queue_suite(void); /* queue.c */
 
 #endif
