@@ -19,7 +19,9 @@
  * Beside the path, zkl keeps `<path>.zkl` (a CONTAINER the server removes
  * when unused): `wait/` is the line of blocked consumers (a zkl mutex
  * queue; only its head watches the queue, so a put wakes one consumer
- * however many wait), `full/` the line of producers waiting for room
+ * however many wait; `wait-kazoo/` and `wait-locking/` are the lines of
+ * the other formats, so that consumers of two formats on one path never
+ * wait behind each other), `full/` the line of producers waiting for room
  * (soft_max), and `puts/` holds each pending put's marker (an ephemeral
  * node made in the same transaction as the item, so that a put whose
  * answer is lost is found again and never applied twice).
@@ -216,8 +218,8 @@ ZKL_EXTERN int zkl_queue_take_batch(zkl_queue_t *q, size_t max,
  * for another thread's call of the object.
  *   0 (*item filled, free with zkl_item_free()), ZKL_EEMPTY, ZKL_EINVAL,
  *   ZKL_ESUSPENDED (not connected within a session timeout), ZKL_ETIMEDOUT
- *   (another thread's call lasted that long), ZKL_ELOST, ZKL_ENOMEM,
- *   ZooKeeper's. */
+ *   (another thread's call lasted that long), ZKL_ECANCELED
+ *   (zkl_queue_cancel() meanwhile), ZKL_ELOST, ZKL_ENOMEM, ZooKeeper's. */
 ZKL_EXTERN int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item);
 
 /* Every item in queue order, claimed or not, with its data (for an
@@ -284,8 +286,10 @@ ZKL_EXTERN int zkl_queue_claim(zkl_queue_t *q, int64_t timeout_ms,
  *               applied: the claim is kept, and the next ack or nack of
  *               it finds out.
  *   ZKL_EINVAL, ZKL_EBUSY, ZKL_ENOMEM, ZooKeeper's codes.
- * The object forgets the claim unless the code is ZKL_ESUSPENDED,
- * ZKL_EBUSY, ZKL_EPERM or ZKL_EINVAL. */
+ *   ZKL_ECANCELED   zkl_queue_cancel() while it waited for another
+ *               thread's call of the object.
+ * The object forgets the claim when the code is 0, ZKL_ELOST or
+ * ZKL_ENOENT, and keeps it otherwise. */
 ZKL_EXTERN int zkl_queue_ack(zkl_queue_t *q, const zkl_item_t *item);
 
 /* Gives a claimed item back: where ZKL_QUEUE_HEAD (the claim is deleted;

@@ -350,6 +350,9 @@ zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch);
 int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
 zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path);
+/* A delete of that version only (ZBADVERSION otherwise). */
+zkl__zcall_t *zkl__zk_delete_version_send(zkl_session_t *s, const char *path,
+                                          int version);
 zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node);
 zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path);
 /* The answer's ZooKeeper code (delete, release, sync) */
@@ -404,5 +407,11 @@ void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type);
  * called from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
 int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
                      const char *node);
+/* The same for one node that is to go only while it is an ephemeral node
+ * of the session's current session whose data is `data` (len bytes; NULL:
+ * any): a queue's claim, whose name another consumer (another session, or
+ * another object of this one) may use once ours is gone. */
+int zkl__janitor_add_owned(zkl_session_t *s, const char *node,
+                           const char *data, int len);
 
 #endif /* ZKL_CORE_H */

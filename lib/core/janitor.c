@@ -15,6 +15,9 @@
 struct chore {
   zkl__task_t task; /* first: the session hands us back this pointer */
   char *root, *prefix, *node;
+  int owned;        /* node: only if it is an ephemeral of this session */
+  char *data;       /* owned: ... and its data is this (NULL: any)      */
+  int len;
 };
 
 static void chore_free(zkl__task_t *t) {
@@ -22,6 +25,7 @@ static void chore_free(zkl__task_t *t) {
   free(c->root);
   free(c->prefix);
   free(c->node);
+  free(c->data);
   free(c);
 }
 
@@ -38,7 +42,25 @@ static int delete_one(zkl_session_t *s, const char *path) {
 static int chore_run(zkl_session_t *s, zkl__task_t *t) {
   const struct chore *c = (const struct chore *)t;
   int zrc = ZOK;
-  if (c->node != NULL) {
+  if (c->node != NULL && c->owned) {
+    /* ours only while this session owns it: a node of that name made by
+     * another session (ours went) is not ours to delete */
+    struct Stat st;
+    char *data = NULL;
+    int len = 0;
+    zrc = zkl__zk_get(s, ZKL__FOREVER, c->node, 0, &data, &len, &st);
+    int same = c->data == NULL ||
+               (data != NULL && len == c->len && memcmp(data, c->data,
+                                                        (size_t)len) == 0);
+    free(data);
+    if (zrc == ZOK && st.ephemeralOwner == zkl_session_id(s) && same) {
+      zrc = zkl__zk_wait(zkl__zk_delete_version_send(s, c->node, st.version),
+                         ZKL__FOREVER);
+      if (zrc == ZNONODE || zrc == ZBADVERSION) zrc = ZOK;
+    } else if (zrc == ZOK || zrc == ZNONODE) {
+      zrc = ZOK;
+    }
+  } else if (c->node != NULL) {
     zrc = delete_one(s, c->node);
   } else {
     /* a create of unknown outcome: make sure we read fresh state, then
@@ -64,6 +86,28 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
   }
   if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) return ZKL_EAGAIN;
   return zrc;
+}
+
+int zkl__janitor_add_owned(zkl_session_t *s, const char *node,
+                           const char *data, int len) {
+  struct chore *c = calloc(1, sizeof *c);
+  if (c == NULL) return ZKL_ENOMEM;
+  c->task.run = chore_run;
+  c->task.drop = chore_free;
+  c->owned = 1;
+  c->root = strdup("");
+  c->prefix = strdup("");
+  c->node = strdup(node);
+  if (data != NULL && (c->data = malloc(len > 0 ? (size_t)len : 1)) != NULL)
+    memcpy(c->data, data, (size_t)len);
+  c->len = len;
+  if (c->root == NULL || c->prefix == NULL || c->node == NULL ||
+      (data != NULL && c->data == NULL)) {
+    chore_free(&c->task);
+    return ZKL_ENOMEM;
+  }
+  zkl__session_defer(s, &c->task);
+  return 0;
 }
 
 int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,

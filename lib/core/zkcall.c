@@ -371,6 +371,11 @@ zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path) {
   ZCALL_SEND(s, k, zh, zoo_adelete(zh, path, -1, void_done, k));
 }
 
+zkl__zcall_t *zkl__zk_delete_version_send(zkl_session_t *s, const char *path,
+                                          int version) {
+  ZCALL_SEND(s, k, zh, zoo_adelete(zh, path, version, void_done, k));
+}
+
 zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
   zoo_op_t ops[MAX_OPS];
   zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);

@@ -30,6 +30,7 @@
 #define NAME_MAX_LEN 31    /* zkl_item_t.name                            */
 #define SIDE_SUFFIX ".zkl"
 #define UNREAD_MAX 16      /* unreadable items remembered per object     */
+#define ENDED_MAX 16       /* ended claims remembered per object         */
 /* A kept listing is read again once this old: a busy consumer then sees,
  * within a second, an item whose claimer died (LockingQueue) or one of a
  * higher priority put after the listing (kazoo's formats). */
@@ -94,6 +95,14 @@ struct zkl_queue {
     int doubt; /* a settlement's answer was lost: it may be applied */
   } *claims;
   size_t n_claims, cap_claims;
+  /* claims superseded by a newer claim of the same item (their node was
+   * deleted by someone else, and the object claimed the item again):
+   * settling one says ZKL_ELOST, not ZKL_EPERM */
+  struct ended {
+    char name[NAME_MAX_LEN + 1];
+    int64_t czxid;
+  } ended[ENDED_MAX];
+  size_t ended_at;
 };
 
 static int name_cmp(const void *a, const void *b) {
@@ -111,6 +120,22 @@ static int claimed(const zkl_queue_t *q, const char *name) {
   return q->tkids.count > 0 &&
          bsearch(&name, q->tkids.data, (size_t)q->tkids.count,
                  sizeof *q->tkids.data, name_cmp) != NULL;
+}
+
+/* With own.mu held: a claim of ours on `name` ended (czxid). */
+static void claim_ended(zkl_queue_t *q, const char *name, int64_t czxid) {
+  struct ended *e = &q->ended[q->ended_at++ % ENDED_MAX];
+  snprintf(e->name, sizeof e->name, "%s", name);
+  e->czxid = czxid;
+}
+
+/* With own.mu held: is (name, czxid) a claim of ours that ended? */
+static int claim_was(const zkl_queue_t *q, const char *name, int64_t czxid) {
+  for (size_t i = 0; i < ENDED_MAX; i++)
+    if (q->ended[i].czxid == czxid && czxid != 0 &&
+        strcmp(q->ended[i].name, name) == 0)
+      return 1;
+  return 0;
 }
 
 /* With own.mu held: the index of our claim on `name`, or -1. */
@@ -220,6 +245,7 @@ typedef struct qcall {
   int64_t sid;          /* the session the put was sent on (settle: the
                            claim's)                                     */
   int64_t czxid;        /* a claim's                                    */
+  uint64_t itoken;      /* settle: the token of the item given          */
   int64_t until;        /* room_step's next count                       */
   /* take, peek */
   size_t want, got, sent;
@@ -230,7 +256,7 @@ typedef struct qcall {
   ref_t *refs;
   size_t from;
   size_t nks;
-  int in_line, retake;
+  int in_line, retake, fresh;
   /* size, remove, ack, nack */
   size_t size;
   char name[NAME_MAX_LEN + 1];
@@ -370,14 +396,18 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
     }
     x->sent++;
   }
-  /* the server answers in order: the last delete's answer comes last */
-  Q_AWAIT(o, pt, x, x->kd[x->sent - 1]);
+  /* The server answers in order: the last delete's answer comes last.
+   * Once sent, the deletes are waited for whatever the deadline (the
+   * client answers every request): an item whose delete was applied is
+   * the caller's, and must not be dropped for a late answer. */
+  zkl__op_notify(o, x->kd[x->sent - 1]);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->kd[x->sent - 1]), ZKL__FOREVER);
   for (size_t i = 0; i < x->sent; i++) {
     char *data = NULL;
     int len = 0;
     struct Stat st;
-    int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
-    int d = zkl__zk_multi_wait(x->kd[i], x->dl, NULL, NULL);
+    int g = zkl__zk_get_wait(x->kg[i], ZKL__FOREVER, &data, &len, &st);
+    int d = zkl__zk_multi_wait(x->kd[i], ZKL__FOREVER, NULL, NULL);
     if (d == ZNODEEXISTS) d = ZNONODE; /* claimed by another: not ours */
     x->kg[i] = x->kd[i] = NULL;
     const char *name = q->refs[q->next + i].name;
@@ -409,7 +439,10 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
 static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
   pthread_mutex_lock(&q->own.mu);
   int rc = 0;
-  if (q->n_claims == q->cap_claims) {
+  /* one record per item: an older claim of the same item is gone, since
+   * this one could be made */
+  ptrdiff_t i = claim_find(q, name);
+  if (i < 0 && q->n_claims == q->cap_claims) {
     size_t cap = q->cap_claims > 0 ? 2 * q->cap_claims : 4;
     struct claim *v = realloc(q->claims, cap * sizeof *v);
     if (v == NULL) rc = ZKL_ENOMEM;
@@ -419,7 +452,8 @@ static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
     }
   }
   if (rc == 0) {
-    struct claim *c = &q->claims[q->n_claims++];
+    if (i >= 0) claim_ended(q, name, q->claims[i].czxid); /* superseded */
+    struct claim *c = &q->claims[i >= 0 ? (size_t)i : q->n_claims++];
     snprintf(c->name, sizeof c->name, "%s", name);
     c->czxid = czxid;
     c->sid = zkl_session_id(q->s);
@@ -438,10 +472,13 @@ static void claim_doubt(zkl_queue_t *q, const char *name) {
   pthread_mutex_unlock(&q->own.mu);
 }
 
-static void claim_forget(zkl_queue_t *q, const char *name) {
+/* Forgets our claim on `name`, the one of that czxid (0: whichever): an
+ * older claim's settlement must not forget a newer claim of the item. */
+static void claim_forget_of(zkl_queue_t *q, const char *name, int64_t czxid) {
   pthread_mutex_lock(&q->own.mu);
   ptrdiff_t i = claim_find(q, name);
-  if (i >= 0) q->claims[i] = q->claims[--q->n_claims];
+  if (i >= 0 && (czxid == 0 || q->claims[i].czxid == czxid))
+    q->claims[i] = q->claims[--q->n_claims];
   pthread_mutex_unlock(&q->own.mu);
 }
 
@@ -456,13 +493,14 @@ static int unclaim(zkl__op_t *o, qcall_t *x) {
     claim_path(q, x->name, cpath);
     x->k = zkl__zk_delete_send(q->s, cpath);
   }
-  Q_AWAIT(o, pt, x, x->k);
+  zkl__op_notify(o, x->k);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->k), ZKL__FOREVER);
   x->zrc = zkl__zk_wait(x->k, ZKL__TRY);
   x->k = NULL;
   if (retryable(x->zrc) || x->zrc == ZKL__ZTIMEDOUT) {
     char cpath[CHILD_MAX];
     claim_path(q, x->name, cpath);
-    zkl__janitor_add(q->s, q->taken, "", cpath);
+    zkl__janitor_add_owned(q->s, cpath, q->id, 32);
   }
   PT_RETURN(pt, 0);
   PT_END(pt);
@@ -486,13 +524,16 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     x->kd[0] = zkl__zk_create_send(q->s, cpath, q->id, 32, ZOO_EPHEMERAL);
     x->kg[0] = zkl__zk_get_send(q->s, path, 0);
   }
-  Q_AWAIT(o, pt, x, x->kg[0]);
+  /* once sent, waited for whatever the deadline: a claim made is either
+   * kept or given up, never left */
+  zkl__op_notify(o, x->kg[0]);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->kg[0]), ZKL__FOREVER);
   {
     struct Stat cst, st;
     char *data = NULL;
     int len = 0;
-    x->zrc = zkl__zk_create_wait(x->kd[0], x->dl, NULL, &cst);
-    x->zrc2 = zkl__zk_get_wait(x->kg[0], x->dl, &data, &len, &st);
+    x->zrc = zkl__zk_create_wait(x->kd[0], ZKL__FOREVER, NULL, &cst);
+    x->zrc2 = zkl__zk_get_wait(x->kg[0], ZKL__FOREVER, &data, &len, &st);
     x->kd[0] = x->kg[0] = NULL;
     if (x->zrc == ZOK && x->zrc2 == ZOK) {
       if (claim_keep(q, x->name, cst.czxid) != 0) {
@@ -515,22 +556,45 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
   }
   if (!retryable(x->zrc) && x->zrc != ZKL__ZTIMEDOUT)
     PT_RETURN(pt, map_zrc(q, x->zrc, "claim"));
-  /* made or not?  The same session, once back, tells */
+  /* made or not?  The same session, once back, tells (waited for up to a
+   * session timeout, whatever the call's deadline: else the janitor
+   * deletes it if it is there and ours) */
   q->listed = 0;
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
-  if (x->rc != 0) PT_RETURN(pt, 0); /* the caller sees it again */
+  PT_CALL(pt, x->rc,
+          zkl__op_connected(o, zkl__deadline_after_ms(
+                                   zkl_session_timeout(q->s))));
+  if (x->rc != 0) {
+    char cpath[CHILD_MAX];
+    claim_path(q, x->name, cpath);
+    zkl__janitor_add_owned(q->s, cpath, q->id, 32);
+    x->rc = 0;
+    PT_RETURN(pt, 0); /* the caller's loop sees the connection */
+  }
   {
     char cpath[CHILD_MAX];
     claim_path(q, x->name, cpath);
-    x->k = zkl__zk_exists_send(q->s, cpath, 0);
+    x->k = zkl__zk_get_send(q->s, cpath, 0);
   }
-  Q_AWAIT(o, pt, x, x->k);
+  zkl__op_notify(o, x->k);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->k), ZKL__FOREVER);
   {
     struct Stat cst;
-    x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &cst);
+    char *data = NULL;
+    int len = 0;
+    x->zrc = zkl__zk_get_wait(x->k, ZKL__TRY, &data, &len, &cst);
     x->k = NULL;
-    if (x->zrc != ZOK || cst.ephemeralOwner != zkl_session_id(q->s))
+    /* ours: made by this session AND this object (another object of the
+     * session may claim the item once ours is gone) */
+    int mine = x->zrc == ZOK && cst.ephemeralOwner == zkl_session_id(q->s) &&
+               len == 32 && data != NULL && memcmp(data, q->id, 32) == 0;
+    free(data);
+    if (retryable(x->zrc)) { /* again: the janitor looks once it is back */
+      char cpath[CHILD_MAX];
+      claim_path(q, x->name, cpath);
+      zkl__janitor_add_owned(q->s, cpath, q->id, 32);
       PT_RETURN(pt, 0);
+    }
+    if (!mine) PT_RETURN(pt, 0);
     x->czxid = cst.czxid; /* ours: its item? */
   }
   {
@@ -538,7 +602,8 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     child_path(q, x->name, path);
     x->k = zkl__zk_get_send(q->s, path, 0);
   }
-  Q_AWAIT(o, pt, x, x->k);
+  zkl__op_notify(o, x->k);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->k), ZKL__FOREVER);
   {
     struct Stat st, cst;
     char *data = NULL;
@@ -598,9 +663,22 @@ static int settle_step(zkl__op_t *o, void *ctx) {
     x->resent = i >= 0 && q->claims[i].doubt; /* an earlier call's */
   }
   pthread_mutex_unlock(&q->own.mu);
-  if (x->czxid == 0)
-    PT_RETURN(pt, zkl__fail(ZKL_EPERM, "%s is not claimed through this "
-                            "object", x->name));
+  if (x->czxid == 0) {
+    pthread_mutex_lock(&q->own.mu);
+    int was = claim_was(q, x->name, (int64_t)x->itoken);
+    pthread_mutex_unlock(&q->own.mu);
+    PT_RETURN(pt, was ? zkl__fail(ZKL_ELOST, "this claim of %s is gone: "
+                                  "the object claimed the item again since",
+                                  x->name)
+                      : zkl__fail(ZKL_EPERM, "%s is not claimed through "
+                                  "this object", x->name));
+  }
+  if ((uint64_t)x->czxid != x->itoken)
+    PT_RETURN(pt, zkl__fail(ZKL_ELOST, "this claim of %s (token %llu) is "
+                            "gone: the object claimed the item again since "
+                            "(token %llu); settle that one",
+                            x->name, (unsigned long long)x->itoken,
+                            (unsigned long long)x->czxid));
   for (x->tries = 0; x->tries < 8; x->tries++) {
     PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
     if (x->rc != 0) {
@@ -629,7 +707,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       x->zrc2 = zkl__zk_exists_wait(x->k, ZKL__TRY, NULL);
       x->k = NULL;
       if (retryable(x->zrc2)) continue;
-      claim_forget(q, x->name);
+      claim_forget_of(q, x->name, x->czxid);
       if (x->zrc2 == ZNONODE)
         PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the %s of %s met a connection "
                                 "loss and then its session was lost: its "
@@ -642,7 +720,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
                               "(nothing was deleted)", x->name));
     }
     if (zkl_session_id(q->s) != x->sid) {
-      claim_forget(q, x->name);
+      claim_forget_of(q, x->name, x->czxid);
       PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s went with its "
                               "session: another consumer may process it",
                               x->name));
@@ -675,15 +753,15 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       x->k = NULL;
       if (retryable(x->zrc2)) continue;
       if (x->zrc2 == ZNONODE) {
-        claim_forget(q, x->name);
+        claim_forget_of(q, x->name, x->czxid);
         PT_RETURN(pt, 0);
       }
     } else if (x->zrc == ZNONODE && x->resent) { /* nack to the head */
-      claim_forget(q, x->name);
+      claim_forget_of(q, x->name, x->czxid);
       PT_RETURN(pt, 0);
     }
     if (x->zrc == ZNONODE) {
-      claim_forget(q, x->name);
+      claim_forget_of(q, x->name, x->czxid);
       PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s is gone: another "
                               "consumer may process it", x->name));
     }
@@ -696,7 +774,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       x->zrc = zkl__zk_multi_wait(x->k, ZKL__TRY, errs, NULL);
       x->k = NULL;
       if (x->zrc == ZOK) {
-        claim_forget(q, x->name);
+        claim_forget_of(q, x->name, x->czxid);
         PT_RETURN(pt, 0);
       }
       if (retryable(x->zrc)) { /* applied?  the claim tells: look again */
@@ -706,7 +784,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       /* the item (not the claim: it was there just now) was removed */
       if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE) {
         PT_CALL(pt, x->zrc, unclaim(o, x));
-        claim_forget(q, x->name);
+        claim_forget_of(q, x->name, x->czxid);
         PT_RETURN(pt, zkl__fail(ZKL_ENOENT, "%s was removed by someone else",
                                 x->name));
       }
@@ -738,7 +816,7 @@ static int claim_health_now(zkl_queue_t *q, const char *name) {
 /* The claim x made is not to be reported: forgotten (its node went with
  * its session). */
 static void claim_drop(zkl_queue_t *q, qcall_t *x) {
-  claim_forget(q, x->name);
+  claim_forget_of(q, x->name, (int64_t)x->items[0].token);
   zkl_item_free(&x->items[0]);
   x->got = 0;
 }
@@ -753,7 +831,7 @@ static void claim_give_up(zkl_queue_t *q, qcall_t *x) {
   if (ours) {
     char cpath[CHILD_MAX];
     claim_path(q, x->name, cpath);
-    zkl__janitor_add(q->s, q->taken, "", cpath);
+    zkl__janitor_add_owned(q->s, cpath, q->id, 32);
   }
   claim_drop(q, x);
 }
@@ -782,6 +860,7 @@ static int take_step(zkl__op_t *o, void *ctx) {
     }
     if (!q->listed || q->next >= q->n ||
         zkl__now_ns() - q->listed_at > LIST_AGE_NS) {
+      x->fresh = 1; /* this call has read the queue itself */
       PT_CALL(pt, x->rc, list_step(o, x, 0));
       if (x->rc != 0) break;
     }
@@ -801,6 +880,10 @@ static int take_step(zkl__op_t *o, void *ctx) {
       continue;
     if (x->rc != 0 || x->got > 0) break;
     if (x->retake) continue; /* wait for the connection, list again */
+    if (!x->fresh) { /* what was kept is used up: the queue itself says */
+      q->listed = 0;
+      continue;
+    }
     if (zkl__now_ns() >= x->dl) {
       x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
       break;
@@ -1075,7 +1158,7 @@ static void put_applied(zkl_queue_t *q, qcall_t *x) {
   char *m = strdup(x->marker);
   if (m != NULL && q->n_stale < STALE_MAX) q->stale[q->n_stale++] = m;
   else if (m != NULL) { /* cannot happen: each put takes all of them */
-    zkl__janitor_add(q->s, q->puts, "", m);
+    zkl__janitor_add_owned(q->s, m, NULL, 0);
     free(m);
   }
   q->since += x->nbufs;
@@ -1530,7 +1613,7 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   q->soft_max = opts->soft_max;
   q->root_len = strlen(path);
   q->root = strdup(path);
-  size_t sl = q->root_len + sizeof SIDE_SUFFIX + 8;
+  size_t sl = q->root_len + sizeof SIDE_SUFFIX + 16;
   q->items = malloc(sl);
   if (q->format == ZKL_QUEUE_LOCKING) q->taken = malloc(sl);
   {
@@ -1557,7 +1640,12 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
   } else {
     snprintf(q->side, sl, "%s%s", path, SIDE_SUFFIX);
     snprintf(q->puts, sl, "%s%s/puts", path, SIDE_SUFFIX);
-    snprintf(wait, sl, "%s%s/wait", path, SIDE_SUFFIX);
+    /* a line per format: a head waits for items of its own format only,
+     * so consumers of two formats on one path must not share a line */
+    snprintf(wait, sl, "%s%s/%s", path, SIDE_SUFFIX,
+             q->format == ZKL_QUEUE_QN      ? "wait"
+             : q->format == ZKL_QUEUE_KAZOO ? "wait-kazoo"
+                                            : "wait-locking");
     snprintf(full, sl, "%s%s/full", path, SIDE_SUFFIX);
     rc = zkl__owner_init(&q->own);
     if (rc == 0) {
@@ -1594,14 +1682,14 @@ void zkl_queue_destroy(zkl_queue_t *q) {
   zkl__owner_drain(&q->own, kick, q);
   zkl__dispatch_orphan(zkl__session_dispatch_queue(q->s), q);
   for (int i = 0; i < q->n_stale; i++) {
-    zkl__janitor_add(q->s, q->puts, "", q->stale[i]);
+    zkl__janitor_add_owned(q->s, q->stale[i], NULL, 0);
     free(q->stale[i]);
   }
   for (size_t i = 0; i < q->n_claims; i++) { /* given up: claimable again */
     char path[CHILD_MAX];
     claim_path(q, q->claims[i].name, path);
     if (q->claims[i].sid == zkl_session_id(q->s))
-      zkl__janitor_add(q->s, q->taken, "", path);
+      zkl__janitor_add_owned(q->s, path, q->id, 32);
   }
   free(q->claims);
   listing_clear(q);
@@ -1798,7 +1886,7 @@ int zkl_queue_list(zkl_queue_t *q, size_t max, zkl_item_t **items,
   if (x == NULL) return ZKL_ENOMEM;
   x->want = max;
   int rc = run_blocking(q, x);
-  if (rc == 0) {
+  if (rc == 0 && x->got > 0) {
     *items = x->items;
     *n = x->got;
     x->items = NULL;
@@ -1892,9 +1980,10 @@ static int settle_args(zkl_queue_t *q, const zkl_item_t *item, int kind,
       (item->len > ZKL_QUEUE_MAX_BYTES || (item->data == NULL && item->len)))
     return zkl__fail(ZKL_EINVAL, "the item's data cannot be put again");
   pthread_mutex_lock(&q->own.mu);
-  int mine = q->taken != NULL &&
-             strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN &&
-             claim_find(q, item->name) >= 0;
+  int named = q->taken != NULL &&
+              strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN;
+  int mine = named && (claim_find(q, item->name) >= 0 ||
+                       claim_was(q, item->name, (int64_t)item->token));
   pthread_mutex_unlock(&q->own.mu);
   if (!mine)
     return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
@@ -1902,6 +1991,7 @@ static int settle_args(zkl_queue_t *q, const zkl_item_t *item, int kind,
   qcall_t *x = qcall_new(q, kind, zkl_session_timeout(q->s));
   if (x == NULL) return ZKL_ENOMEM;
   snprintf(x->name, sizeof x->name, "%s", item->name);
+  x->itoken = item->token;
   x->where = where;
   if (kind == Q_NACK && where == ZKL_QUEUE_TAIL) {
     x->bufs = malloc(sizeof *x->bufs);
@@ -1968,10 +2058,14 @@ int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item) {
   ptrdiff_t i = strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN
                     ? claim_find(q, item->name) : -1;
   int64_t sid = i >= 0 ? q->claims[i].sid : 0;
+  int stale = i >= 0 && (uint64_t)q->claims[i].czxid != item->token;
   pthread_mutex_unlock(&q->own.mu);
   if (i < 0)
     return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
                      NAME_MAX_LEN, item->name);
+  if (stale)
+    return zkl__fail(ZKL_ELOST, "this claim of %s is gone: the object "
+                     "claimed the item again since", item->name);
   if (sid != zkl_session_id(q->s))
     return zkl__fail(ZKL_ELOST, "the claim on %s went with its session",
                      item->name);

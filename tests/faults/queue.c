@@ -763,7 +763,7 @@ START_TEST(claims_survive_kills_and_pauses) {
   char entries[160], taken[160], waitp[160], puts[160];
   snprintf(entries, sizeof entries, "%s/entries", csh->path);
   snprintf(taken, sizeof taken, "%s/taken", csh->path);
-  snprintf(waitp, sizeof waitp, "%s.zkl/wait", csh->path);
+  snprintf(waitp, sizeof waitp, "%s.zkl/wait-locking", csh->path);
   snprintf(puts, sizeof puts, "%s.zkl/puts", csh->path);
   int put = 0; /* items put so far, C_PUT_N every C_PUT_MS */
   put_items(q, &put, C_PUT_FIRST, nitems);

@@ -55,6 +55,7 @@ Suite *async_suite(void);   /* test-async.c */
 Suite *async_random_suite(void); /* test-async-random.c */
 Suite *queue_suite(void);   /* test-queue.c */
 Suite *queue_interop_suite(void); /* test-queue-interop.c */
+Suite *queue_random_suite(void); /* test-queue-random.c */
 
 /* Adds an ephemeral non-contender child to root, so that the server does
  * not reap the (container) root while the test still reads its data. */

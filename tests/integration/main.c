@@ -28,6 +28,7 @@ int main(void) {
   srunner_add_suite(sr, async_random_suite());
   srunner_add_suite(sr, queue_suite());
   srunner_add_suite(sr, queue_interop_suite());
+  srunner_add_suite(sr, queue_random_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

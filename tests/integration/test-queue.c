@@ -867,12 +867,56 @@ START_TEST(ack_without_the_claim_fails) {
 }
 END_TEST
 
+/* Claims of one item that follow each other (found by queue-random): the
+ * object that claims an item again after its first claim's node was
+ * deleted settles the right one (the old one says ELOST), and an object
+ * destroyed after losing its claim does not delete the claim another
+ * object of the same session made since. */
+START_TEST(reclaimed_item_settles_the_right_claim) {
+  char root[128], path[256];
+  it_root(root, sizeof root, "q-reclaim");
+  zkl_session_t *s = it_session(), *o = it_session();
+  zkl_queue_t *q = locking(s, root), *y = locking(s, root);
+  ck_assert_int_eq(zkl_queue_put(q, "x", 1, 5000), 0);
+  zkl_item_t old, now;
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &old), 0);
+  snprintf(path, sizeof path, "%s/taken/%s", root, old.name);
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(o), path, -1), ZOK);
+  ck_assert_int_eq(zkl_queue_claim(q, 2000, &now), 0); /* the same item */
+  ck_assert_str_eq(now.name, old.name);
+  ck_assert_uint_gt(now.token, old.token);
+  ck_assert_int_eq(zkl_queue_claim_health(q, &old), ZKL_ELOST);
+  ck_assert_int_eq(zkl_queue_claim_health(q, &now), 0);
+  ck_assert_int_eq(zkl_queue_ack(q, &old), ZKL_ELOST);
+  ck_assert_int_eq(it_children(o, path, NULL), 0); /* the live claim stays */
+  ck_assert_int_eq(zkl_queue_ack(q, &now), 0);
+  ck_assert_int_eq(taken_count(s, root), 0);
+  zkl_item_free(&old);
+  zkl_item_free(&now);
+  /* q loses its claim, y (same session) claims the item, q goes */
+  ck_assert_int_eq(zkl_queue_put(q, "z", 1, 5000), 0);
+  ck_assert_int_eq(zkl_queue_claim(q, 0, &old), 0);
+  snprintf(path, sizeof path, "%s/taken/%s", root, old.name);
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(o), path, -1), ZOK);
+  ck_assert_int_eq(zkl_queue_claim(y, 2000, &now), 0);
+  zkl_queue_destroy(q); /* gives up its (gone) claim: not y's */
+  it_sleep_ms(300);      /* the janitor's turn */
+  ck_assert_int_eq(taken_count(s, root), 1);
+  ck_assert_int_eq(zkl_queue_ack(y, &now), 0);
+  zkl_item_free(&old);
+  zkl_item_free(&now);
+  zkl_queue_destroy(y);
+  zkl_session_close(s);
+  zkl_session_close(o);
+}
+END_TEST
+
 /* Blocked claimers: only the head watches, entries/ and taken/ (two child
  * watches however many wait); destroy gives a claim up. */
 START_TEST(waiting_claimers_are_herd_free) {
   char root[128], wait[256];
   it_root(root, sizeof root, "q-claimline");
-  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  snprintf(wait, sizeof wait, "%s.zkl/wait-locking", root); /* its own */
   zkl_session_t *ps = it_session(), *s[6];
   zkl_queue_t *p = locking(ps, root);
   ck_assert_int_eq(zkl_queue_put(p, "0", 1, 5000), 0);
@@ -936,6 +980,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, dead_consumers_item_is_redelivered_at_once);
   tcase_add_test(tc, ack_without_the_claim_fails);
   tcase_add_test(tc, waiting_claimers_are_herd_free);
+  tcase_add_test(tc, reclaimed_item_settles_the_right_claim);
   suite_add_tcase(su, tc);
   return su;
 }
