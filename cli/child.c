@@ -174,14 +174,19 @@ static int exec_failure_code(int err) {
  * with zkl's session, so CMD must not go on as if it still held it. */
 static void __attribute__((noreturn))
 exec_child(const char *file, char *const argv[], char *const envp[],
-           int report_fd, pid_t parent) {
+           int in_fd, int report_fd, pid_t parent) {
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
   if (getppid() != parent) _exit(CLI_EX_SIGNAL_BASE + SIGTERM);
   cli_loop_child_reset();
-  execve(file, argv, envp);
-  int err = errno;
+  int err = 0;
+  /* dup2() leaves the new descriptor 0 open across the exec */
+  if (in_fd >= 0 && in_fd != 0 && dup2(in_fd, 0) < 0) err = errno;
+  if (err == 0) {
+    execve(file, argv, envp);
+    err = errno;
+  }
   ssize_t n = write(report_fd, &err, sizeof err);
   (void)n;
   _exit(CLI_EX_NOT_FOUND);
@@ -198,6 +203,11 @@ static int exec_result(int report_fd) {
 }
 
 int cli_child_start(cli_child_t *c, char *const argv[], char *const env[]) {
+  return cli_child_start_in(c, argv, env, -1);
+}
+
+int cli_child_start_in(cli_child_t *c, char *const argv[], char *const env[],
+                       int in_fd) {
   memset(c, 0, sizeof *c);
   c->kill_at = INT64_MAX;
   char file[PATH_MAX];
@@ -222,7 +232,7 @@ int cli_child_start(cli_child_t *c, char *const argv[], char *const env[]) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid == 0) exec_child(file, argv, envp, report[1], parent);
+  if (pid == 0) exec_child(file, argv, envp, in_fd, report[1], parent);
   int fork_err = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   close(report[1]);

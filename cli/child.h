@@ -35,6 +35,13 @@ int cli_child_find(const char *name, const char *path_env, char *out,
  *   CLI_EX_SOFTWARE     fork, pipe or memory failed (message printed). */
 int cli_child_start(cli_child_t *c, char *const argv[], char *const env[]);
 
+/* As cli_child_start(), with in_fd as CMD's standard input (-1: zkl's
+ * own).  in_fd should be close-on-exec: CMD gets it as descriptor 0 only.
+ * A failure to set it up is told as an exec failure (CLI_EX_CANNOT_EXEC,
+ * message printed). */
+int cli_child_start_in(cli_child_t *c, char *const argv[], char *const env[],
+                       int in_fd);
+
 /* Reaps the child if it has ended: 1 (c->code set), 0 still running. */
 int cli_child_reap(cli_child_t *c);
 

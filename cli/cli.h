@@ -14,6 +14,15 @@ int cli_observe_run(const cli_opts_t *o);
 int cli_status_run(const cli_opts_t *o);
 int cli_queue_run(const cli_opts_t *o);
 
+/* Every item of the queue of format (a zkl_queue_format_t) at path, in
+ * queue order, through a queue object made for the call and
+ * zkl_queue_list(): 0 with *items (free with zkl_items_free()) and *n, or
+ * the zkl code with zkl_last_error()'s message in detail (nothing
+ * printed). */
+int cli_queue_list(zkl_session_t *s, const char *path, int format,
+                   zkl_item_t **items, size_t *n, char *detail,
+                   size_t detail_len);
+
 /* Opens the session as the options say, on a thread with every signal
  * blocked (so that ZooKeeper's threads, started by it, block them too).
  * on_state may be NULL.

@@ -3,8 +3,8 @@
 #
 # The tool links only the public library, like any user's program: `zkl
 # status` reads a path through zkl_contenders(), which decides queue order
-# and holders with the recipes' own rules; `zkl queue` uses zkl_queue_*()
-# (and zkl_contenders() for `ls`, ordered by cli/items.c).
+# and holders with the recipes' own rules, and a queue's items through
+# zkl_queue_list(); `zkl queue` uses zkl_queue_*().
 
 bin_PROGRAMS += cli/zkl
 cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
@@ -14,8 +14,7 @@ cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
 cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
 
 # Pure logic, also compiled into the unit tests (no server).
-cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h \
-	cli/items.c cli/items.h
+cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h
 
 dist_man1_MANS = cli/zkl.1
 

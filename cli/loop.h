@@ -31,7 +31,8 @@ typedef enum cli_event_type {
   CLI_EV_ELECTED,    /* token: the leadership's fencing token              */
   CLI_EV_REVOKED,    /* arg: a zkl_election_reason_t                       */
   CLI_EV_LEADER,     /* an observer's news: data/len the id, len -1: none  */
-  CLI_EV_TAKEN       /* a queue take ended; arg: its code                  */
+  CLI_EV_TAKEN,      /* a queue take or claim ended; arg: its code         */
+  CLI_EV_SETTLED     /* a queue put, ack or nack ended; arg: its code      */
 } cli_event_type_t;
 
 typedef struct cli_event {

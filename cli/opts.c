@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "items.h"
 #include "zkl.h"
 
 /* ---- help texts ------------------------------------------------------------ */
@@ -28,7 +27,7 @@ static const char help_top[] =
     "  elect --observe PATH          print the leader's id, then each change\n"
     "  status PATH                   list the contenders at PATH in queue order\n"
     "                                (and the items of a queue there)\n"
-    "  queue put|take|peek|size|ls|rm PATH ...\n"
+    "  queue put|take|claim|peek|size|ls|rm PATH ...\n"
     "                                the FIFO queue at PATH ('zkl queue --help')\n"
     "\n"
     "Options (before COMMAND):\n"
@@ -43,8 +42,8 @@ static const char help_top[] =
     "\n"
     "Exit status: CMD's own; 1 queue empty or full (see 'zkl queue --help');\n"
     "64 usage error; 69 no server answered; 70 other failure; 75 lock,\n"
-    "leadership or session lost; 77 permission refused; 126/127 CMD not\n"
-    "executable/not found; 128+N ended by signal N.  See zkl(1).\n";
+    "leadership, claim or session lost; 77 permission refused; 126/127 CMD\n"
+    "not executable/not found; 128+N ended by signal N.  See zkl(1).\n";
 
 static const char help_lock[] =
     "Usage: zkl [OPTIONS] lock [--read | --write] [-n | -t SECONDS] [-E N]\n"
@@ -97,9 +96,11 @@ static const char help_status[] =
     "queue order: position, kind (lock, read, write, election; foreign for a\n"
     "child that is no contender), whether it holds, fencing token (czxid),\n"
     "session id (ephemeral owner), node name and owner data (escaped).\n"
-    "Items of a queue (qn- or kazoo's entry- children) are not listed one\n"
-    "by one: a line per format gives their number and the head item (JSON:\n"
-    "an object of kind \"queue\" with \"format\" and \"items\").\n"
+    "Items of a queue (qn- or kazoo's entry- children, or kazoo's\n"
+    "LockingQueue: children entries and taken) are not listed one by one:\n"
+    "a line per format gives their number, how many are claimed, and the\n"
+    "head item, the next a take or claim gets (JSON: an object of kind\n"
+    "\"queue\" with \"format\", \"items\" and \"claimed\").\n"
     "A PATH with no contenders, or none at all, prints \"no contenders\"\n"
     "(JSON: []) and exits 0.\n"
     "\n"
@@ -108,12 +109,15 @@ static const char help_status[] =
 
 static const char help_queue[] =
     "Usage: zkl [OPTIONS] queue put [--format F] [--priority N] [--max-items N]\n"
-    "                               [-t SECONDS] PATH [DATA]\n"
+    "                               [--soft-max N] [-t SECONDS] PATH [DATA]\n"
     "       zkl [OPTIONS] queue put --batch [--format F] [--priority N] ... PATH\n"
     "       zkl [OPTIONS] queue take [--format F] [-n | -t SECONDS] [--max N]\n"
     "                                [--json] PATH\n"
+    "       zkl [OPTIONS] queue claim [--format locking] [-n | -t SECONDS]\n"
+    "                                 [--grace SECONDS] [--nack-tail]\n"
+    "                                 PATH [--] CMD [ARG...]\n"
     "       zkl [OPTIONS] queue peek [--format F] [--json] PATH\n"
-    "       zkl [OPTIONS] queue size PATH\n"
+    "       zkl [OPTIONS] queue size [--format F] PATH\n"
     "       zkl [OPTIONS] queue ls [--format F] [--json] PATH\n"
     "       zkl [OPTIONS] queue rm [--format F] PATH NAME\n"
     "The FIFO queue at PATH, shared with every program that uses the path.\n"
@@ -121,35 +125,60 @@ static const char help_queue[] =
     "\n"
     "  put    append DATA, or without it all of stdin (any bytes, NUL too)\n"
     "  take   take the head item, waiting for one, and write its bytes to\n"
-    "         stdout as they are (nothing added)\n"
+    "         stdout as they are (nothing added): at most once\n"
+    "  claim  claim the head item nobody has claimed, waiting for one, and run\n"
+    "         CMD with the item's bytes on its stdin: at least once.  CMD\n"
+    "         exits 0: the item is acked (deleted); CMD fails: it is given\n"
+    "         back (nacked) to the head, or with --nack-tail to the end\n"
     "  peek   write the head item's bytes without taking it\n"
-    "  size   print how many children PATH has (of any shape)\n"
-    "  ls     list the items in queue order: position, token, length, name\n"
-    "         and the start of the data (escaped)\n"
+    "  size   print how many children PATH (locking: PATH/entries) has\n"
+    "  ls     list the items in queue order: position, token, length,\n"
+    "         claimed, name and the start of the data (escaped)\n"
     "  rm     remove the item called NAME (as ls and --json show it)\n"
     "\n"
     "      --format F           qn (the default: ZooKeeper's and Curator's\n"
-    "                           qn-<seq>) or kazoo (kazoo's entry-<prio>-<seq>)\n"
-    "      --priority N         put, kazoo: 0..999, lower is taken first\n"
-    "                           (default 100)\n"
+    "                           qn-<seq>), kazoo (kazoo's Queue,\n"
+    "                           entry-<prio>-<seq>) or locking (kazoo's\n"
+    "                           LockingQueue: PATH/entries and PATH/taken,\n"
+    "                           the one format with claims; claim's only)\n"
+    "      --priority N         put, kazoo and locking: 0..999, lower is\n"
+    "                           taken first (default 100)\n"
     "      --max-items N        put: refuse while PATH holds N children or\n"
     "                           more (default 50000; 0: no bound)\n"
+    "      --soft-max N         put: wait while PATH holds N children or\n"
+    "                           more (at most -t SECONDS; 0: no bound)\n"
     "      --batch              put: each line of stdin (without its newline)\n"
     "                           is an item, all put at once or none (at most\n"
     "                           1000 lines and 1000000 bytes)\n"
-    "  -n, --nonblock           take: do not wait if the queue is empty\n"
-    "  -t, --timeout SECONDS    take: wait at most SECONDS (decimals allowed);\n"
-    "                           put: give up if not connected in SECONDS\n"
+    "  -n, --nonblock           take, claim: do not wait if the queue is empty\n"
+    "  -t, --timeout SECONDS    take, claim: wait at most SECONDS (decimals\n"
+    "                           allowed); put: give up if not connected, or\n"
+    "                           still at --soft-max, after SECONDS\n"
     "      --max N              take: up to N items (1..1000) at once, each\n"
     "                           written followed by a newline\n"
+    "      --grace SECONDS      claim: after a loss, SIGTERM to SIGKILL\n"
+    "                           (default 5)\n"
+    "      --nack-tail          claim: CMD failed: the item goes to the end\n"
+    "                           of the queue, not back to the head\n"
     "      --json               take, peek: one JSON object per item and line,\n"
     "                           {\"name\", \"token\", \"len\", \"data\"} with data\n"
     "                           escaped as zkl status does; ls: a JSON array\n"
+    "                           (with \"position\" and \"claimed\" too)\n"
     "  -h, --help               this help\n"
     "\n"
-    "Exit status: 0 done; 1 nothing to take or peek (take -n, take -t), no\n"
-    "item NAME (rm), or the queue is full (put); 69 not connected (put -t);\n"
-    "75 session lost; 128+N signal N while take waited (nothing taken).\n"
+    "claim: CMD gets ZKL_QUEUE_PATH, ZKL_ITEM_NAME and ZKL_ITEM_TOKEN (the\n"
+    "delivery token, a number larger at every redelivery of the item) in its\n"
+    "environment.  If the claim is lost while CMD runs (session LOST), CMD\n"
+    "gets SIGTERM, SIGKILL after the grace period, and zkl exits 75: another\n"
+    "consumer gets the item.  SIGINT, SIGTERM and SIGHUP are passed on to\n"
+    "CMD, and the item is then given back whatever CMD's status.\n"
+    "\n"
+    "Exit status: 0 done; 1 nothing to take, claim or peek (-n, -t), no item\n"
+    "NAME (rm), or the queue is full (put); claim: CMD's status once it ran;\n"
+    "69 not connected (put -t); 75 session lost (claim: the claim lost, or\n"
+    "the item acked too late: its work may be done twice); 128+N signal N\n"
+    "while take or claim waited (nothing taken or claimed), or before a put\n"
+    "was sent (nothing put).\n"
     "DATA longer than 1000000 bytes is a usage error (64); stdin longer than\n"
     "that, or --batch past its limits, exits 70 with nothing put.\n";
 
@@ -185,7 +214,10 @@ enum {
   QO_NONBLOCK = 1 << 4,
   QO_TIMEOUT = 1 << 5,
   QO_MAX = 1 << 6,
-  QO_JSON = 1 << 7
+  QO_JSON = 1 << 7,
+  QO_SOFT_MAX = 1 << 8,
+  QO_GRACE = 1 << 9,
+  QO_NACK_TAIL = 1 << 10
 };
 
 static const struct queue_sub {
@@ -194,11 +226,14 @@ static const struct queue_sub {
   unsigned options;
 } queue_subs[] = {
     {"put", CLI_QUEUE_PUT,
-     QO_FORMAT | QO_PRIORITY | QO_MAX_ITEMS | QO_BATCH | QO_TIMEOUT},
+     QO_FORMAT | QO_PRIORITY | QO_MAX_ITEMS | QO_SOFT_MAX | QO_BATCH |
+         QO_TIMEOUT},
     {"take", CLI_QUEUE_TAKE,
      QO_FORMAT | QO_NONBLOCK | QO_TIMEOUT | QO_MAX | QO_JSON},
+    {"claim", CLI_QUEUE_CLAIM,
+     QO_FORMAT | QO_NONBLOCK | QO_TIMEOUT | QO_GRACE | QO_NACK_TAIL},
     {"peek", CLI_QUEUE_PEEK, QO_FORMAT | QO_JSON},
-    {"size", CLI_QUEUE_SIZE, 0},
+    {"size", CLI_QUEUE_SIZE, QO_FORMAT},
     {"ls", CLI_QUEUE_LS, QO_FORMAT | QO_JSON},
     {"rm", CLI_QUEUE_RM, QO_FORMAT}};
 #define N_QUEUE_SUBS (sizeof queue_subs / sizeof queue_subs[0])
@@ -207,6 +242,29 @@ const char *cli_queue_op_name(cli_queue_op_t op) {
   for (size_t i = 0; i < N_QUEUE_SUBS; i++)
     if (queue_subs[i].op == op) return queue_subs[i].name;
   return "";
+}
+
+/* ---- queue formats: the words of --format ----------------------------------- */
+
+const char *cli_format_name(int format) {
+  switch (format) {
+  case ZKL_QUEUE_QN: return "qn";
+  case ZKL_QUEUE_KAZOO: return "kazoo";
+  case ZKL_QUEUE_LOCKING: return "locking";
+  default: break;
+  }
+  return "?";
+}
+
+int cli_format_parse(const char *name, int *format) {
+  static const int formats[] = {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO,
+                                ZKL_QUEUE_LOCKING};
+  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+    if (strcmp(name, cli_format_name(formats[i])) == 0) {
+      *format = formats[i];
+      return 0;
+    }
+  return -1;
 }
 
 /* ---- numbers ---------------------------------------------------------------- */
@@ -337,7 +395,8 @@ static int take_grace(parser_t *p, const char *arg) {
 
 enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
        OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_FORMAT,
-       OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX };
+       OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX, OPT_SOFT_MAX,
+       OPT_NACK_TAIL };
 
 static int parse_lock(parser_t *p, int argc, char **argv) {
   static const struct option longs[] = {
@@ -456,7 +515,10 @@ static const struct {
                      {'n', QO_NONBLOCK, "-n"},
                      {'t', QO_TIMEOUT, "-t"},
                      {OPT_MAX, QO_MAX, "--max"},
-                     {OPT_JSON, QO_JSON, "--json"}};
+                     {OPT_JSON, QO_JSON, "--json"},
+                     {OPT_SOFT_MAX, QO_SOFT_MAX, "--soft-max"},
+                     {OPT_GRACE, QO_GRACE, "--grace"},
+                     {OPT_NACK_TAIL, QO_NACK_TAIL, "--nack-tail"}};
 
 /* Refuses an option the subcommand does not take: 0, or the usage error. */
 static int queue_option_allowed(parser_t *p, const struct queue_sub *sub,
@@ -468,7 +530,7 @@ static int queue_option_allowed(parser_t *p, const struct queue_sub *sub,
   return 0;
 }
 
-/* SUB [OPTIONS] PATH [DATA | NAME] */
+/* SUB [OPTIONS] PATH [DATA | NAME | [--] CMD [ARG...]] */
 static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
                            int argc, char **argv) {
   static const struct option longs[] = {
@@ -480,10 +542,13 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
       {"timeout", required_argument, NULL, 't'},
       {"max", required_argument, NULL, OPT_MAX},
       {"json", no_argument, NULL, OPT_JSON},
+      {"soft-max", required_argument, NULL, OPT_SOFT_MAX},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"nack-tail", no_argument, NULL, OPT_NACK_TAIL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   cli_opts_t *o = p->o;
-  int waits = 0, c, rc;
+  int waits = 0, format_given = 0, c, rc;
   long n;
   const char *word;
   while ((c = next_option(argc, argv, "+:nt:h", longs, &word)) != -1) {
@@ -495,7 +560,9 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
     switch (c) {
     case OPT_FORMAT:
       if (cli_format_parse(optarg, &o->format) != 0)
-        return usage_error(p, "--format needs qn or kazoo, not '%s'", optarg);
+        return usage_error(p, "--format needs qn, kazoo or locking, not '%s'",
+                           optarg);
+      format_given = 1;
       break;
     case OPT_PRIORITY:
       if (cli_parse_int(optarg, 0, 999, &n) != 0)
@@ -508,6 +575,16 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
                            CLI_MAX_ITEMS_MAX, optarg);
       o->max_items = n;
       break;
+    case OPT_SOFT_MAX:
+      if (cli_parse_int(optarg, 0, CLI_MAX_ITEMS_MAX, &n) != 0)
+        return usage_error(p, "--soft-max needs 0..%ld, not '%s'",
+                           CLI_MAX_ITEMS_MAX, optarg);
+      o->soft_max = n;
+      break;
+    case OPT_GRACE:
+      if ((rc = take_grace(p, optarg)) != 0) return rc;
+      break;
+    case OPT_NACK_TAIL: o->nack_tail = 1; break;
     case OPT_BATCH: o->batch = 1; break;
     case 'n': o->timeout_ms = 0; waits++; break;
     case 't':
@@ -526,8 +603,18 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
     }
   }
   if (waits > 1) return usage_error(p, "give one of -n and -t, once");
-  if (o->priority >= 0 && o->format != ZKL_QUEUE_KAZOO)
-    return usage_error(p, "--priority needs --format kazoo");
+  if (o->priority >= 0 && o->format == ZKL_QUEUE_QN)
+    return usage_error(p, "--priority needs --format kazoo or locking");
+  if (sub->op == CLI_QUEUE_CLAIM) {
+    /* claims exist only in the LockingQueue layout: implied, and another
+     * format is refused rather than silently changed */
+    if (format_given && o->format != ZKL_QUEUE_LOCKING)
+      return usage_error(p, "claims need --format locking (kazoo's "
+                            "LockingQueue), not '%s'",
+                         cli_format_name(o->format));
+    o->format = ZKL_QUEUE_LOCKING;
+    return take_path_and_cmd(p, argc, argv);
+  }
   if ((rc = take_path(p, argc, argv)) != 0) return rc;
   const char *after = "PATH";
   if (sub->op == CLI_QUEUE_PUT && !o->batch && optind < argc) {
@@ -540,14 +627,10 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
     return usage_error(p, "--batch reads the items from stdin, not '%s'",
                        argv[optind]);
   } else if (sub->op == CLI_QUEUE_RM) {
-    cli_item_key_t k;
+    /* whether NAME is an item of the format is the library's to say
+     * (zkl_queue_remove(): ZKL_EINVAL, a usage error too) */
     if (optind >= argc) return usage_error(p, "NAME is missing");
     o->name = argv[optind++];
-    if (cli_item_parse(o->format, o->name, &k) != 0)
-      return usage_error(p, "'%s' is not the name of a %s item (%s)", o->name,
-                         cli_format_name(o->format),
-                         o->format == ZKL_QUEUE_QN ? "qn-<seq>"
-                                                   : "entry-<prio>-<seq>");
     after = "NAME";
   }
   if (optind < argc) return unexpected(p, argv[optind], after);
@@ -565,8 +648,8 @@ static int parse_queue(parser_t *p, int argc, char **argv) {
     return 0;
   }
   if (optind >= argc)
-    return usage_error(p, "SUBCOMMAND is missing (put, take, peek, size, ls "
-                          "or rm)");
+    return usage_error(p, "SUBCOMMAND is missing (put, take, claim, peek, "
+                          "size, ls or rm)");
   const char *name = argv[optind];
   for (size_t i = 0; i < N_QUEUE_SUBS; i++) {
     if (strcmp(name, queue_subs[i].name) != 0) continue;

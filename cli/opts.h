@@ -32,8 +32,7 @@ typedef enum cli_command {
   CLI_CMD_QUEUE
 } cli_command_t;
 
-/* What `zkl queue` does (its first operand).  claim/ack/nack come with
- * the library's claims. */
+/* What `zkl queue` does (its first operand). */
 typedef enum cli_queue_op {
   CLI_QUEUE_NONE = 0,
   CLI_QUEUE_PUT,   /* append DATA, stdin, or each line of stdin         */
@@ -41,7 +40,8 @@ typedef enum cli_queue_op {
   CLI_QUEUE_PEEK,  /* print the head item without taking it            */
   CLI_QUEUE_SIZE,  /* print the number of children                      */
   CLI_QUEUE_LS,    /* list the items in queue order                      */
-  CLI_QUEUE_RM     /* remove the item NAME                               */
+  CLI_QUEUE_RM,    /* remove the item NAME                               */
+  CLI_QUEUE_CLAIM  /* claim the head item, run CMD on it, ack or nack    */
 } cli_queue_op_t;
 
 /* What main() should do once the command line is read. */
@@ -74,7 +74,7 @@ typedef struct cli_opts {
   int32_t connect_timeout_ms;   /* --connect-timeout MS                   */
   const char *auth;             /* --auth USER:PASS, or NULL              */
   int verbose;                  /* -v, counted                            */
-  /* lock and elect */
+  /* lock, elect and queue claim */
   const char *path;             /* PATH                                   */
   char **cmd;                   /* CMD [ARG...], NULL-terminated (argv's) */
   int64_t grace_ms;             /* --grace SECONDS: TERM to KILL          */
@@ -87,11 +87,16 @@ typedef struct cli_opts {
   int observe;                  /* --observe                              */
   /* status, queue take/peek/ls */
   int json;                     /* --json                                 */
-  /* queue (timeout_ms above: take's -n/-t, put's -t) */
+  /* queue (timeout_ms above: take's and claim's -n/-t, put's -t) */
   cli_queue_op_t queue_op;      /* the subcommand                         */
-  int format;                   /* --format: a zkl_queue_format_t         */
-  int priority;                 /* --priority N (kazoo), -1: the default  */
+  int format;                   /* --format: a zkl_queue_format_t (claim:
+                                   always ZKL_QUEUE_LOCKING)             */
+  int priority;                 /* --priority N (kazoo, locking), -1: the
+                                   default                               */
   long max_items;               /* --max-items N, -1: the library's       */
+  long soft_max;                /* put --soft-max N, 0: none              */
+  int nack_tail;                /* claim --nack-tail: a failed item goes
+                                   to the end (ZKL_QUEUE_TAIL)           */
   int batch;                    /* put --batch: one item per line         */
   int max;                      /* take --max N, 0 when not given         */
   const char *data;             /* put DATA (argv's), NULL: stdin         */
@@ -116,6 +121,14 @@ const char *cli_command_name(cli_command_t command);
 
 /* The queue subcommand's name as typed ("put"), "" for CLI_QUEUE_NONE. */
 const char *cli_queue_op_name(cli_queue_op_t op);
+
+/* The name --format takes for a zkl_queue_format_t ("qn", "kazoo",
+ * "locking"), "?" for any other value. */
+const char *cli_format_name(int format);
+
+/* The zkl_queue_format_t that --format calls name: 0 and *format, or -1
+ * (*format untouched). */
+int cli_format_parse(const char *name, int *format);
 
 /* Decimal seconds ("2", "0.5", "1.25") to milliseconds, rounded up to a
  * whole millisecond; at most 10^9 seconds.  0, or -1 for anything else. */

@@ -1,22 +1,31 @@
-/* cli/queue.c - `zkl queue put|take|peek|size|ls|rm PATH ...`: the
+/* cli/queue.c - `zkl queue put|take|claim|peek|size|ls|rm PATH ...`: the
  * distributed queue of zkl_queue(3), for shell scripts.
  *
- * put, peek, size and rm are one blocking call each.  take waits on the
- * main thread's loop (cli/loop.h) through the async take, so that SIGINT,
- * SIGTERM or SIGHUP cancel it (zkl_queue_cancel()): zkl then exits 128+N
- * with nothing taken and its place in the consumers' line given up.
+ * peek, size, ls and rm are one blocking call each.  put, take and claim
+ * run on the main thread's loop (cli/loop.h) through the async calls, so
+ * that SIGINT, SIGTERM or SIGHUP cancel a wait (zkl_queue_cancel()): zkl
+ * then exits 128+N with nothing put, taken or claimed, and its place in
+ * the producers' or consumers' line given up.
  *
- * ls: the library has no public call that lists a queue's items, so the
- * children are read with zkl_contenders() (name, czxid and data of each)
- * and put in queue order by the library's rule, restated in cli/items.c.
+ * claim is `zkl lock` for an item (cli/lock.c): the item claimed, CMD runs
+ * with its payload on stdin and is stopped (TERM, then KILL after --grace)
+ * when the claim is lost; its exit status decides between ack and nack.
+ *
+ * ls and `zkl status` list through zkl_queue_list(): which children are
+ * items, of which format, in which order, and which are claimed is the
+ * library's to say (cli_queue_list()).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "child.h"
 #include "cli.h"
-#include "items.h"
 #include "loop.h"
 #include "text.h"
 
@@ -63,11 +72,16 @@ static int put_items(const cli_opts_t *o, const zkl_item_t *v, size_t n,
 }
 
 /* "zkl: cannot WHAT PATH: <code>: <detail>", and the exit status. */
-static int failed(const cli_opts_t *o, const char *what, int rc) {
-  const char *detail = zkl_last_error();
+static int failed_detail(const cli_opts_t *o, const char *what, int rc,
+                         const char *detail) {
   fprintf(stderr, "zkl: cannot %s %s: %s%s%s\n", what, o->path,
           zkl_strerror(rc), detail[0] ? ": " : "", detail);
   return cli_exit_code(rc);
+}
+
+/* The same with zkl_last_error() as the detail (just after the call). */
+static int failed(const cli_opts_t *o, const char *what, int rc) {
+  return failed_detail(o, what, rc, zkl_last_error());
 }
 
 /* ---- the session and the queue object ------------------------------------------ */
@@ -75,6 +89,15 @@ static int failed(const cli_opts_t *o, const char *what, int rc) {
 static void on_state(zkl_session_t *s, zkl_session_state_t state, void *arg) {
   (void)s, (void)arg;
   cli_loop_post_arg(CLI_EV_STATE, (int)state);
+}
+
+/* The options of a queue object of format at the options' path. */
+static void queue_opts(const cli_opts_t *o, int format, zkl_queue_opts_t *qo) {
+  zkl_queue_opts_init(qo);
+  qo->format = (zkl_queue_format_t)format;
+  if (o->priority >= 0) qo->priority = o->priority;
+  if (o->max_items >= 0) qo->max_items = (size_t)o->max_items;
+  if (o->soft_max > 0) qo->soft_max = (size_t)o->soft_max;
 }
 
 /* Connects and makes the queue object as the options say: 0, or the exit
@@ -85,10 +108,7 @@ static int open_queue(const cli_opts_t *o, zkl_session_state_fn on_st,
   int rc = cli_connect(o, on_st, NULL, s);
   if (rc != 0) return rc;
   zkl_queue_opts_t qo;
-  zkl_queue_opts_init(&qo);
-  qo.format = (zkl_queue_format_t)o->format;
-  if (o->priority >= 0) qo.priority = o->priority;
-  if (o->max_items >= 0) qo.max_items = (size_t)o->max_items;
+  queue_opts(o, o->format, &qo);
   rc = zkl_queue_create(q, *s, o->path, &qo);
   if (rc != 0) {
     rc = failed(o, "use the queue", rc);
@@ -101,6 +121,41 @@ static int open_queue(const cli_opts_t *o, zkl_session_state_fn on_st,
 static void close_queue(zkl_session_t *s, zkl_queue_t *q) {
   zkl_queue_destroy(q);
   zkl_session_close(s);
+}
+
+int cli_queue_list(zkl_session_t *s, const char *path, int format,
+                   zkl_item_t **items, size_t *n, char *detail,
+                   size_t detail_len) {
+  *items = NULL;
+  *n = 0;
+  zkl_queue_opts_t qo;
+  zkl_queue_opts_init(&qo);
+  qo.format = (zkl_queue_format_t)format;
+  zkl_queue_t *q = NULL;
+  int rc = zkl_queue_create(&q, s, path, &qo);
+  if (rc == 0) rc = zkl_queue_list(q, 0, items, n);
+  /* the message before destroy can change it */
+  snprintf(detail, detail_len, "%s", rc != 0 ? zkl_last_error() : "");
+  zkl_queue_destroy(q);
+  return rc;
+}
+
+/* ---- completions of async calls, on the loop ------------------------------------- */
+
+/* What a put, ack or nack's completion said. */
+typedef struct settled {
+  int done;
+  int rc;
+  char detail[1024]; /* zkl_last_error() while it ran */
+} settled_t;
+
+static void on_settled(void *obj, int rc, uint64_t token, void *arg) {
+  (void)obj, (void)token;
+  settled_t *w = arg;
+  w->rc = rc;
+  snprintf(w->detail, sizeof w->detail, "%s", zkl_last_error());
+  w->done = 1;
+  cli_loop_post_arg(CLI_EV_SETTLED, rc); /* wakes the loop */
 }
 
 /* ---- put ------------------------------------------------------------------------ */
@@ -183,6 +238,66 @@ static int split_lines(const cli_opts_t *o, const char *data, size_t len,
   return 0;
 }
 
+/* Puts n items on the loop: a signal cancels a put not yet sent (waiting
+ * for a connection, or for room below --soft-max); one already sent is
+ * waited for, since its outcome is then settled by the library.  The exit
+ * status. */
+static int put_items_now(const cli_opts_t *o, const zkl_buf_t *bufs,
+                         size_t n) {
+  if (cli_loop_init() != 0) {
+    perror("zkl: cannot set up signals");
+    return CLI_EX_SOFTWARE;
+  }
+  zkl_session_t *s;
+  zkl_queue_t *q;
+  int rc = open_queue(o, on_state, &s, &q);
+  if (rc != 0) return rc;
+  cli_loop_connected(s);
+  settled_t w;
+  memset(&w, 0, sizeof w);
+  rc = o->batch ? zkl_queue_put_batch_async(q, bufs, n, o->timeout_ms,
+                                            on_settled, &w)
+                : zkl_queue_put_async(q, bufs[0].data, bufs[0].len,
+                                      o->timeout_ms, on_settled, &w);
+  if (rc != 0) {
+    rc = failed(o, "put to", rc);
+    close_queue(s, q);
+    return rc;
+  }
+  int stop_signal = 0;
+  while (!w.done) {
+    cli_event_t ev;
+    if (!cli_loop_next(&ev, INT64_MAX)) continue;
+    if (ev.type == CLI_EV_SIGNAL && stop_signal == 0) {
+      stop_signal = ev.arg; /* the completion follows */
+      zkl_queue_cancel(q);
+    } else if (ev.type == CLI_EV_STATE) {
+      cli_verbose(o, "session %s", cli_state_name(ev.arg));
+    }
+  }
+  if (w.rc == 0) {
+    cli_verbose(o, "put %zu item%s to %s%s", n, n == 1 ? "" : "s", o->path,
+                stop_signal != 0 ? " (sent before the signal came)" : "");
+    rc = 0;
+  } else if (w.rc == ZKL_ECANCELED && stop_signal != 0) {
+    cli_verbose(o, "%s: signal %d: nothing put", o->path, stop_signal);
+    rc = CLI_EX_SIGNAL_BASE + stop_signal;
+  } else if (w.rc == ZKL_EFULL) {
+    failed_detail(o, "put to", w.rc, w.detail);
+    rc = 1;
+  } else if (w.rc == ZKL_ETIMEDOUT) {
+    /* nothing sent: the queue stayed at --soft-max, or the connection
+     * was down (the library gives both one code: the session tells) */
+    failed_detail(o, "put to", w.rc, w.detail);
+    rc = o->soft_max > 0 && zkl_session_state(s) == ZKL_SESSION_CONNECTED
+             ? 1 : CLI_EX_UNAVAILABLE;
+  } else {
+    rc = failed_detail(o, "put to", w.rc, w.detail);
+  }
+  close_queue(s, q);
+  return rc;
+}
+
 static int put_run(const cli_opts_t *o) {
   char *input = NULL;
   size_t len = 0, n = 1;
@@ -202,25 +317,7 @@ static int put_run(const cli_opts_t *o) {
   }
   if (rc == 0 && n == 0) cli_verbose(o, "%s: no lines on stdin: nothing put",
                                      o->path);
-  zkl_session_t *s = NULL;
-  zkl_queue_t *q = NULL;
-  if (rc == 0 && n > 0) rc = open_queue(o, NULL, &s, &q);
-  if (rc == 0 && n > 0) {
-    rc = o->batch ? zkl_queue_put_batch(q, bufs, n, o->timeout_ms)
-                  : zkl_queue_put(q, bufs[0].data, bufs[0].len, o->timeout_ms);
-    if (rc == 0) {
-      cli_verbose(o, "put %zu item%s to %s", n, n == 1 ? "" : "s", o->path);
-    } else if (rc == ZKL_EFULL) {
-      failed(o, "put to", rc);
-      rc = 1;
-    } else if (rc == ZKL_ETIMEDOUT) { /* not connected in time: not sent */
-      failed(o, "put to", rc);
-      rc = CLI_EX_UNAVAILABLE;
-    } else {
-      rc = failed(o, "put to", rc);
-    }
-    close_queue(s, q);
-  }
+  if (rc == 0 && n > 0) rc = put_items_now(o, bufs, n);
   if (bufs != &one) free(bufs);
   free(input);
   return rc;
@@ -316,6 +413,345 @@ static int take_run(const cli_opts_t *o) {
   return rc;
 }
 
+/* ---- claim: `zkl lock` for an item ---------------------------------------------- */
+
+/* How often the claim's health is looked at while CMD runs (no request:
+ * what the session knows), besides the session's LOST event. */
+#define HEALTH_EVERY_NS 200000000LL
+
+typedef struct claimer {
+  const cli_opts_t *o;
+  zkl_session_t *s;
+  zkl_queue_t *q;
+  cli_child_t child;
+  int64_t deadline_ns;  /* -t's, monotonic; INT64_MAX: none              */
+  /* the claim's completion */
+  int claim_done;       /* came (and the item, if any, is in items)      */
+  int claim_rc;
+  zkl_item_t *items;    /* items[0]: the claimed item (n 1)              */
+  size_t n;
+  char detail[1024];    /* zkl_last_error() while it ran                 */
+  /* the run */
+  int held;             /* the item is claimed by us, not yet settled    */
+  int start_pending;    /* claimed; CMD waits for the connection         */
+  int started;          /* CMD was started (or its start failed)         */
+  int stop_signal;      /* a signal before CMD ran, 0 if none            */
+  int forwarded;        /* a signal was passed on to CMD                 */
+  int lost;             /* the claim (or the session, while waiting) lost */
+  int done;
+  int result;           /* exit status once done                         */
+} claimer_t;
+
+static void finish_claim(claimer_t *c, int result) {
+  c->result = result;
+  c->done = 1;
+}
+
+/* The claim's completion (on the loop, from zkl_session_dispatch()). */
+static void on_claimed(zkl_queue_t *q, int rc, zkl_item_t *items, size_t n,
+                       void *arg) {
+  (void)q;
+  claimer_t *c = arg;
+  c->claim_rc = rc;
+  c->items = items;
+  c->n = n;
+  snprintf(c->detail, sizeof c->detail, "%s", zkl_last_error());
+  c->claim_done = 1;
+  cli_loop_post_arg(CLI_EV_TAKEN, rc); /* wakes the loop */
+}
+
+/* Starts (again) the claim, with what is left of -t: 0, or the code. */
+static int claim_start(claimer_t *c) {
+  int64_t t = c->o->timeout_ms; /* <0 for ever, 0 -n */
+  if (t > 0) {
+    int64_t left = c->deadline_ns - cli_now_ns();
+    t = left > 0 ? (left + 999999) / 1000000 : 0;
+  }
+  c->claim_done = 0;
+  c->claim_rc = 0;
+  return zkl_queue_claim_async(c->q, t, on_claimed, c);
+}
+
+/* A descriptor from which CMD reads the payload: a memory file (or an
+ * unlinked temporary one) holding it, at offset 0, close-on-exec.  The
+ * descriptor, or -1 (message printed). */
+static int payload_fd(const zkl_item_t *it) {
+  int fd = -1;
+#ifdef MFD_CLOEXEC
+  fd = memfd_create("zkl-item", MFD_CLOEXEC);
+#endif
+  if (fd < 0) {
+    const char *dir = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/zkl-item.XXXXXX",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    fd = mkostemp(tmpl, O_CLOEXEC);
+    if (fd >= 0) unlink(tmpl);
+  }
+  if (fd < 0) {
+    perror("zkl: cannot hold the item for CMD's stdin");
+    return -1;
+  }
+  for (size_t off = 0; off < it->len;) {
+    ssize_t w = write(fd, it->data + off, it->len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      perror("zkl: cannot hold the item for CMD's stdin");
+      close(fd);
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    perror("zkl: cannot hold the item for CMD's stdin");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void start_claimed_cmd(claimer_t *c) {
+  const zkl_item_t *it = &c->items[0];
+  char path_var[1100], name_var[64], token_var[64];
+  snprintf(path_var, sizeof path_var, "ZKL_QUEUE_PATH=%s", c->o->path);
+  snprintf(name_var, sizeof name_var, "ZKL_ITEM_NAME=%s", it->name);
+  snprintf(token_var, sizeof token_var, "ZKL_ITEM_TOKEN=%" PRIu64, it->token);
+  char *env[] = {path_var, name_var, token_var, NULL};
+  cli_verbose(c->o, "claimed %s/%s: token %" PRIu64 ", %zu bytes",
+              c->o->path, it->name, it->token, it->len);
+  c->started = 1;
+  int fd = payload_fd(it);
+  if (fd < 0) {
+    finish_claim(c, CLI_EX_SOFTWARE);
+    return;
+  }
+  int rc = cli_child_start_in(&c->child, c->o->cmd, env, fd);
+  close(fd);
+  if (rc != 0) finish_claim(c, rc);
+}
+
+/* The claim is gone (session LOST): stop CMD, or stop waiting. */
+static void lose_claim(claimer_t *c, const char *why) {
+  if (c->lost || c->done) return;
+  c->lost = 1;
+  if (c->start_pending) {
+    fprintf(stderr, "zkl: claim of %s in %s lost (%s) before CMD started\n",
+            c->items[0].name, c->o->path, why);
+    finish_claim(c, CLI_EX_LOST);
+  } else if (c->child.running) {
+    fprintf(stderr, "zkl: claim of %s in %s lost (%s): stopping CMD "
+                    "(pid %ld)\n", c->items[0].name, c->o->path, why,
+            (long)c->child.pid);
+    cli_child_stop(&c->child, c->o->grace_ms);
+  } else if (!c->claim_done) {
+    zkl_queue_cancel(c->q); /* the completion follows */
+  }
+}
+
+/* CMD starts only on a claim that holds now: the session that made it is
+ * connected and was heard from within its timeout
+ * (zkl_queue_claim_health()), as `zkl lock` starts only on a valid hold. */
+static void start_if_held(claimer_t *c) {
+  int h = zkl_queue_claim_health(c->q, &c->items[0]);
+  c->start_pending = 0;
+  if (h == 0) {
+    start_claimed_cmd(c);
+  } else if (h == ZKL_ESUSPENDED) {
+    cli_verbose(c->o, "%s: connection down: CMD waits until it is back",
+                c->o->path);
+    c->start_pending = 1; /* RECONNECTED starts it, LOST ends the run */
+  } else {
+    c->start_pending = 1;
+    lose_claim(c, "session lost");
+  }
+}
+
+static void on_claim_ended(claimer_t *c) {
+  const cli_opts_t *o = c->o;
+  int rc = c->claim_rc;
+  if (rc == 0) {
+    c->held = 1;
+    if (c->stop_signal != 0) {
+      finish_claim(c, CLI_EX_SIGNAL_BASE + c->stop_signal);
+    } else if (c->lost) {
+      fprintf(stderr, "zkl: claim of %s in %s lost before CMD started\n",
+              c->items[0].name, o->path);
+      finish_claim(c, CLI_EX_LOST);
+    } else {
+      start_if_held(c);
+    }
+    return;
+  }
+  if (rc == ZKL_ECANCELED && c->stop_signal != 0) {
+    cli_verbose(o, "%s: signal %d: nothing claimed", o->path, c->stop_signal);
+    finish_claim(c, CLI_EX_SIGNAL_BASE + c->stop_signal);
+  } else if (rc == ZKL_ELOST || c->lost) {
+    fprintf(stderr, "zkl: session lost while waiting for an item of %s: "
+                    "nothing claimed\n", o->path);
+    finish_claim(c, CLI_EX_LOST);
+  } else if (rc == ZKL_EEMPTY || rc == ZKL_ETIMEDOUT) {
+    cli_verbose(o, "%s: nothing claimed: %s", o->path, zkl_strerror(rc));
+    finish_claim(c, 1);
+  } else if (rc == ZKL_ESUSPENDED && o->timeout_ms != 0) {
+    /* claimed, but the connection went down before the completion was
+     * dispatched: given up by the library; claim again */
+    cli_verbose(o, "%s: %s: claiming again", o->path, c->detail);
+    zkl_items_free(c->items, c->n);
+    c->items = NULL;
+    c->n = 0;
+    int src = claim_start(c);
+    if (src != 0) finish_claim(c, failed(o, "claim from", src));
+  } else {
+    finish_claim(c, failed_detail(o, "claim from", rc, c->detail));
+  }
+}
+
+static void on_claim_event(claimer_t *c, const cli_event_t *ev) {
+  switch (ev->type) {
+  case CLI_EV_SIGNAL:
+    if (c->child.running) {
+      cli_verbose(c->o, "passing signal %d on to CMD", ev->arg);
+      cli_child_signal(&c->child, ev->arg);
+      c->forwarded = 1;
+    } else if (!c->claim_done) {
+      if (c->stop_signal == 0) c->stop_signal = ev->arg;
+      zkl_queue_cancel(c->q); /* the completion follows, ECANCELED */
+    } else if (c->start_pending && !c->done) { /* CMD not started yet */
+      c->stop_signal = ev->arg;
+      finish_claim(c, CLI_EX_SIGNAL_BASE + ev->arg);
+    }
+    break;
+  case CLI_EV_STATE:
+    cli_verbose(c->o, "session %s", cli_state_name(ev->arg));
+    if (ev->arg == ZKL_SESSION_LOST) lose_claim(c, "session lost");
+    else if (c->start_pending && !c->done) start_if_held(c);
+    break;
+  case CLI_EV_TAKEN:
+    if (c->claim_done && !c->done) on_claim_ended(c);
+    break;
+  case CLI_EV_CHILD:
+    if (cli_child_reap(&c->child))
+      finish_claim(c, c->lost ? CLI_EX_LOST : c->child.code);
+    break;
+  default:
+    break;
+  }
+}
+
+static void claim_loop(claimer_t *c) {
+  int64_t next_check = cli_now_ns() + HEALTH_EVERY_NS;
+  while (!c->done) {
+    int64_t until = c->child.kill_at;
+    int watching = c->held && !c->lost;
+    if (watching && next_check < until) until = next_check;
+    cli_event_t ev;
+    if (cli_loop_next(&ev, until)) on_claim_event(c, &ev);
+    cli_child_tick(&c->child);
+    if (watching && !c->done && cli_now_ns() >= next_check) {
+      next_check = cli_now_ns() + HEALTH_EVERY_NS;
+      if (zkl_queue_claim_health(c->q, &c->items[0]) == ZKL_ELOST)
+        lose_claim(c, "session lost");
+    }
+  }
+}
+
+/* Runs the loop until an ack's or nack's completion came. */
+static void settle_wait(settled_t *w) {
+  while (!w->done) {
+    cli_event_t ev;
+    cli_loop_next(&ev, INT64_MAX); /* signals: nothing left to stop */
+  }
+}
+
+/* The run ended with the item still claimed by us: acked if CMD ran and
+ * exited 0 undisturbed, else given back.  The exit status. */
+static int settle_claim(claimer_t *c) {
+  const cli_opts_t *o = c->o;
+  const zkl_item_t *it = &c->items[0];
+  settled_t w;
+  memset(&w, 0, sizeof w);
+  int ack = c->started && !c->child.running && c->child.pid != 0 &&
+            c->result == 0 && !c->forwarded;
+  int where = o->nack_tail ? ZKL_QUEUE_TAIL : ZKL_QUEUE_HEAD;
+  int rc = ack ? zkl_queue_ack_async(c->q, it, on_settled, &w)
+               : zkl_queue_nack_async(c->q, it, where, on_settled, &w);
+  if (rc == 0) {
+    settle_wait(&w);
+  } else {
+    w.rc = rc;
+    snprintf(w.detail, sizeof w.detail, "%s", zkl_last_error());
+  }
+  if (ack) {
+    if (w.rc == 0) {
+      cli_verbose(o, "acked %s/%s", o->path, it->name);
+      return 0;
+    }
+    if (w.rc == ZKL_ELOST) { /* the detail tells when it may be acked */
+      fprintf(stderr, "zkl: claim of %s in %s lost before CMD's success "
+                      "was acked%s%s%s: another consumer may do its work "
+                      "again\n", it->name, o->path, w.detail[0] ? " (" : "",
+              w.detail, w.detail[0] ? ")" : "");
+      return CLI_EX_LOST;
+    }
+    if (w.rc == ZKL_ENOENT) { /* done, and gone: nothing to do twice */
+      fprintf(stderr, "zkl: warning: %s was removed from %s by someone else "
+                      "while CMD ran\n", it->name, o->path);
+      return 0;
+    }
+    fprintf(stderr, "zkl: cannot ack %s in %s: %s%s%s: another consumer may "
+                    "do its work again\n", it->name, o->path,
+            zkl_strerror(w.rc), w.detail[0] ? ": " : "", w.detail);
+    return cli_exit_code(w.rc);
+  }
+  if (w.rc == 0)
+    cli_verbose(o, "gave %s/%s back, to the %s", o->path, it->name,
+                where == ZKL_QUEUE_TAIL ? "tail" : "head");
+  else if (w.rc == ZKL_ELOST)
+    cli_verbose(o, "claim of %s/%s lost: claimable again anyway", o->path,
+                it->name);
+  else if (w.rc != ZKL_ENOENT)
+    fprintf(stderr, "zkl: warning: cannot give %s back to %s: %s%s%s (it is "
+                    "claimable again once this session ends)\n", it->name,
+            o->path, zkl_strerror(w.rc), w.detail[0] ? ": " : "", w.detail);
+  return c->result;
+}
+
+static int claim_run(const cli_opts_t *o) {
+  if (cli_loop_init() != 0) {
+    perror("zkl: cannot set up signals");
+    return CLI_EX_SOFTWARE;
+  }
+  claimer_t c;
+  memset(&c, 0, sizeof c);
+  c.o = o;
+  c.child.kill_at = INT64_MAX;
+  c.deadline_ns = o->timeout_ms > 0 ? cli_now_ns() + o->timeout_ms * 1000000
+                                    : INT64_MAX;
+  int rc = open_queue(o, on_state, &c.s, &c.q);
+  if (rc != 0) return rc;
+  cli_loop_connected(c.s);
+  rc = claim_start(&c);
+  if (rc != 0) {
+    rc = failed(o, "claim from", rc);
+    close_queue(c.s, c.q);
+    return rc;
+  }
+  claim_loop(&c);
+  if (!c.claim_done) { /* cannot happen: the run ends after the claim */
+    zkl_queue_cancel(c.q);
+    while (!c.claim_done) {
+      cli_event_t ev;
+      cli_loop_next(&ev, INT64_MAX);
+    }
+    c.held = c.claim_rc == 0;
+  }
+  rc = c.result;
+  if (c.held && !c.lost) rc = settle_claim(&c);
+  zkl_items_free(c.items, c.n);
+  close_queue(c.s, c.q);
+  return rc;
+}
+
 /* ---- peek, size, rm --------------------------------------------------------------- */
 
 static int peek_run(const cli_opts_t *o) {
@@ -369,6 +805,11 @@ static int rm_run(const cli_opts_t *o) {
   } else if (rc == ZKL_ENOENT) {
     fprintf(stderr, "zkl: %s has no item %s\n", o->path, o->name);
     rc = 1;
+  } else if (rc == ZKL_EINVAL) { /* NAME is no item of the format */
+    fprintf(stderr, "zkl queue rm: '%s' is not the name of a %s item: %s "
+                    "(try 'zkl queue --help')\n", o->name,
+            cli_format_name(o->format), zkl_last_error());
+    rc = CLI_EX_USAGE;
   } else {
     rc = failed(o, "remove an item of", rc);
   }
@@ -378,64 +819,37 @@ static int rm_run(const cli_opts_t *o) {
 
 /* ---- ls ------------------------------------------------------------------------------ */
 
-/* The children of v that are items of format, in queue order (keys'
- * index: into v): 0 with *out (malloc'ed) and *n, or -1 (no memory). */
-static int items_of(const zkl_contender_t *v, size_t count, int format,
-                    cli_item_key_t **out, size_t *n) {
-  cli_item_key_t *k = malloc((count > 0 ? count : 1) * sizeof *k);
-  if (k == NULL) return -1;
-  size_t m = 0;
-  for (size_t i = 0; i < count; i++)
-    if (cli_item_parse(format, v[i].name, &k[m]) == 0) k[m++].index = i;
-  cli_items_sort(k, m);
-  *out = k;
-  *n = m;
-  return 0;
-}
-
-static void ls_table(const zkl_contender_t *v, const cli_item_key_t *k,
-                     size_t n) {
+static void ls_table(const zkl_item_t *v, size_t n) {
   if (n == 0) {
     puts("no items");
     return;
   }
   int w = (int)strlen("NAME");
   for (size_t i = 0; i < n; i++) {
-    int nl = (int)strlen(k[i].name);
+    int nl = (int)strlen(v[i].name);
     if (nl > w) w = nl;
   }
-  printf("%-5s %-12s %-7s %-*s %s\n", "POS", "TOKEN", "LEN", w, "NAME",
-         "DATA");
+  printf("%-5s %-12s %-7s %-7s %-*s %s\n", "POS", "TOKEN", "LEN", "CLAIMED",
+         w, "NAME", "DATA");
   for (size_t i = 0; i < n; i++) {
-    const zkl_contender_t *e = &v[k[i].index];
-    char len[24];
-    if (e->data != NULL) snprintf(len, sizeof len, "%zu", e->data_len);
-    else snprintf(len, sizeof len, "-"); /* its ACL hides it */
-    printf("%-5zu %-12" PRIu64 " %-7s %-*s ", i + 1, e->token, len, w,
-           e->name);
-    if (e->data != NULL) {
-      cli_put_escaped(stdout, e->data,
-                      e->data_len < PREVIEW ? e->data_len : PREVIEW);
-      if (e->data_len > PREVIEW) fputs("...", stdout);
-    }
+    const zkl_item_t *e = &v[i];
+    printf("%-5zu %-12" PRIu64 " %-7zu %-7s %-*s ", i + 1, e->token, e->len,
+           e->claimed ? "yes" : "no", w, e->name);
+    cli_put_escaped(stdout, e->data, e->len < PREVIEW ? e->len : PREVIEW);
+    if (e->len > PREVIEW) fputs("...", stdout);
     putchar('\n');
   }
 }
 
-static void ls_json(const zkl_contender_t *v, const cli_item_key_t *k,
-                    size_t n) {
+static void ls_json(const zkl_item_t *v, size_t n) {
   fputs("[", stdout);
   for (size_t i = 0; i < n; i++) {
-    const zkl_contender_t *e = &v[k[i].index];
+    const zkl_item_t *e = &v[i];
     printf("%s\n  {\"position\": %zu, \"name\": ", i == 0 ? "" : ",", i + 1);
     cli_put_json_string(stdout, e->name);
-    printf(", \"token\": %" PRIu64 ", ", e->token);
-    if (e->data != NULL) {
-      printf("\"len\": %zu, \"data\": ", e->data_len);
-      cli_put_json_escaped(stdout, e->data, e->data_len);
-    } else {
-      fputs("\"len\": null, \"data\": null", stdout);
-    }
+    printf(", \"token\": %" PRIu64 ", \"len\": %zu, \"claimed\": %s, "
+           "\"data\": ", e->token, e->len, e->claimed ? "true" : "false");
+    cli_put_json_escaped(stdout, e->data, e->len);
     fputs("}", stdout);
   }
   fputs(n > 0 ? "\n]\n" : "]\n", stdout);
@@ -445,35 +859,35 @@ static int ls_run(const cli_opts_t *o) {
   zkl_session_t *s = NULL;
   int rc = cli_connect(o, NULL, NULL, &s);
   if (rc != 0) return rc;
-  zkl_contender_t *v = NULL;
-  size_t count = 0;
-  rc = zkl_contenders(s, o->path, -1, &v, &count);
-  zkl_session_close(s);
+  zkl_item_t *v = NULL;
+  size_t n = 0;
+  char detail[1024];
+  rc = cli_queue_list(s, o->path, o->format, &v, &n, detail, sizeof detail);
   if (rc != 0) {
-    fprintf(stderr, "zkl: cannot list %s: %s\n", o->path, zkl_last_error());
+    zkl_session_close(s);
+    fprintf(stderr, "zkl: cannot list the %s items of %s: %s%s%s\n",
+            cli_format_name(o->format), o->path, zkl_strerror(rc),
+            detail[0] ? ": " : "", detail);
     return cli_exit_code(rc);
   }
-  cli_item_key_t *k = NULL;
-  size_t n = 0;
-  if (items_of(v, count, o->format, &k, &n) != 0) {
-    fprintf(stderr, "zkl: no memory for a listing of %s\n", o->path);
-    zkl_contenders_free(v, count);
-    return CLI_EX_SOFTWARE;
-  }
-  if (o->json) ls_json(v, k, n);
-  else ls_table(v, k, n);
-  if (n == 0) { /* items of the other format: say where they are */
-    int other = o->format == ZKL_QUEUE_QN ? ZKL_QUEUE_KAZOO : ZKL_QUEUE_QN;
-    cli_item_key_t *ko = NULL;
-    size_t no = 0;
-    if (items_of(v, count, other, &ko, &no) == 0 && no > 0)
+  if (o->json) ls_json(v, n);
+  else ls_table(v, n);
+  zkl_items_free(v, n);
+  /* none of this format: say where items of another one are */
+  static const int formats[] = {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO,
+                                ZKL_QUEUE_LOCKING};
+  for (size_t f = 0; n == 0 && f < sizeof formats / sizeof formats[0]; f++) {
+    if (formats[f] == o->format) continue;
+    zkl_item_t *ov = NULL;
+    size_t on = 0;
+    if (cli_queue_list(s, o->path, formats[f], &ov, &on, detail,
+                       sizeof detail) == 0 && on > 0)
       fprintf(stderr, "zkl: %s holds %zu item%s of the %s format "
-                      "(--format %s)\n", o->path, no, no == 1 ? "" : "s",
-              cli_format_name(other), cli_format_name(other));
-    free(ko);
+                      "(--format %s)\n", o->path, on, on == 1 ? "" : "s",
+              cli_format_name(formats[f]), cli_format_name(formats[f]));
+    zkl_items_free(ov, on);
   }
-  free(k);
-  zkl_contenders_free(v, count);
+  zkl_session_close(s);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("zkl: stdout");
     return CLI_EX_SOFTWARE;
@@ -489,6 +903,7 @@ int cli_queue_run(const cli_opts_t *o) {
   case CLI_QUEUE_SIZE: return size_run(o);
   case CLI_QUEUE_LS: return ls_run(o);
   case CLI_QUEUE_RM: return rm_run(o);
+  case CLI_QUEUE_CLAIM: return claim_run(o);
   case CLI_QUEUE_NONE: break;
   }
   return CLI_EX_SOFTWARE;

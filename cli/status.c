@@ -1,54 +1,131 @@
 /* cli/status.c - `zkl status PATH`: the contenders at PATH in queue order,
  * as a table or as JSON, from the library's zkl_contenders(); and, when
- * PATH holds a queue's items (qn- or kazoo's entry- children), their
- * number and the head item of each format instead of a row per item. */
+ * PATH holds a queue, its number of items and its head item per format
+ * instead of a row per item.
+ *
+ * Which children are a queue's items is the library's to say: for each
+ * format that may be there (qn and kazoo when PATH has children that are
+ * no contenders; kazoo's LockingQueue when PATH has the children
+ * `entries` and `taken`), a queue object of that format lists them
+ * (zkl_queue_list(), through cli_queue_list()), and the children it
+ * names are left out of the contenders' table.  The listings are read
+ * one after the other: an item put or taken meanwhile may show as a
+ * foreign child, or be missing.
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "items.h"
 #include "text.h"
 
 #define DATA_SHOWN 1024 /* bytes of a node's data shown at most */
 
-static size_t shown(const zkl_contender_t *e) {
-  return e->data_len < DATA_SHOWN ? e->data_len : DATA_SHOWN;
+static size_t shown_len(size_t len) {
+  return len < DATA_SHOWN ? len : DATA_SHOWN;
 }
 
-/* The items of one format among the children: how many, and the head. */
+/* The queue of one format at PATH. */
 typedef struct queue_view {
   int format;
-  size_t items;
-  const zkl_contender_t *head; /* NULL when items is 0 */
+  int present;            /* shown: it has items (LockingQueue: its
+                             layout is there, items or not)             */
+  zkl_item_t *items;      /* in queue order                             */
+  size_t n;
+  size_t claimed;         /* of them, claimed (LockingQueue)            */
+  const zkl_item_t *head; /* the first unclaimed item, what a take or
+                             claim gets next; NULL if none              */
 } queue_view_t;
 
-static const int formats[] = {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO};
+static const int formats[] = {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO,
+                              ZKL_QUEUE_LOCKING};
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
-/* Splits v: its queue items counted into views (one per format, in
- * formats' order), every other child, in v's order, into rest (*m). */
-static void split(const zkl_contender_t *v, size_t n, queue_view_t *views,
-                  zkl_contender_t *rest, size_t *m) {
-  cli_item_key_t heads[N_FORMATS];
-  memset(heads, 0, sizeof heads);
-  *m = 0;
-  for (size_t f = 0; f < N_FORMATS; f++)
-    views[f] = (queue_view_t){formats[f], 0, NULL};
-  for (size_t i = 0; i < n; i++) {
-    int item = 0;
-    for (size_t f = 0; f < N_FORMATS && !item; f++) {
-      cli_item_key_t k;
-      if (cli_item_parse(formats[f], v[i].name, &k) != 0) continue;
-      item = 1;
-      if (views[f].items++ == 0 || cli_item_cmp(&k, &heads[f]) < 0) {
-        heads[f] = k;
-        views[f].head = &v[i];
-      }
-    }
-    if (!item) rest[(*m)++] = v[i];
+/* The children of kazoo's LockingQueue (and zkl's ZKL_QUEUE_LOCKING). */
+#define LOCKING_ITEMS "entries"
+#define LOCKING_CLAIMS "taken"
+
+static int has_child(const zkl_contender_t *v, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(v[i].name, name) == 0) return 1;
+  return 0;
+}
+
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Lists the queues at path that the children v suggest.  A queue that
+ * cannot be listed (an item this session may not read fails the whole
+ * listing) is left out with a warning: its children are then shown as
+ * they are, foreign ones. */
+static void read_queues(zkl_session_t *s, const char *path,
+                        const zkl_contender_t *v, size_t n,
+                        queue_view_t *views) {
+  int foreign = 0;
+  for (size_t i = 0; i < n; i++) foreign |= v[i].kind == ZKL_KIND_FOREIGN;
+  int locking = has_child(v, n, LOCKING_ITEMS) &&
+                has_child(v, n, LOCKING_CLAIMS);
+  for (size_t f = 0; f < N_FORMATS; f++) { /* all clean before a failure */
+    memset(&views[f], 0, sizeof views[f]);
+    views[f].format = formats[f];
   }
+  for (size_t f = 0; f < N_FORMATS; f++) {
+    queue_view_t *q = &views[f];
+    /* items are never contenders: no foreign child, no item */
+    int look = formats[f] == ZKL_QUEUE_LOCKING ? locking : foreign;
+    if (!look) continue;
+    char detail[1024];
+    int rc = cli_queue_list(s, path, formats[f], &q->items, &q->n, detail,
+                            sizeof detail);
+    if (rc != 0) {
+      fprintf(stderr, "zkl: warning: cannot list the %s items of %s: %s%s%s "
+                      "(shown as children)\n", cli_format_name(formats[f]),
+              path, zkl_strerror(rc), detail[0] ? ": " : "", detail);
+      continue;
+    }
+    q->present = q->n > 0 || formats[f] == ZKL_QUEUE_LOCKING;
+    for (size_t i = 0; i < q->n; i++) {
+      if (q->items[i].claimed) q->claimed++;
+      else if (q->head == NULL) q->head = &q->items[i];
+    }
+  }
+}
+
+/* v without the children that are the queues' items (or their layout):
+ * into rest (*m), in v's order.  0, or -1 (no memory). */
+static int without_queues(const zkl_contender_t *v, size_t n,
+                          const queue_view_t *views, zkl_contender_t *rest,
+                          size_t *m) {
+  size_t total = 0;
+  for (size_t f = 0; f < N_FORMATS; f++)
+    if (views[f].format != ZKL_QUEUE_LOCKING) total += views[f].n;
+  const char **names = malloc((total > 0 ? total : 1) * sizeof *names);
+  if (names == NULL) return -1;
+  size_t k = 0;
+  for (size_t f = 0; f < N_FORMATS; f++) /* the items under PATH itself */
+    if (views[f].format != ZKL_QUEUE_LOCKING)
+      for (size_t i = 0; i < views[f].n; i++)
+        names[k++] = views[f].items[i].name;
+  qsort(names, k, sizeof *names, str_cmp);
+  int locking = 0;
+  for (size_t f = 0; f < N_FORMATS; f++)
+    locking |= views[f].format == ZKL_QUEUE_LOCKING && views[f].present;
+  *m = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = v[i].name;
+    if (v[i].kind == ZKL_KIND_FOREIGN) {
+      if (k > 0 && bsearch(&name, names, k, sizeof *names, str_cmp) != NULL)
+        continue;
+      if (locking && (strcmp(name, LOCKING_ITEMS) == 0 ||
+                      strcmp(name, LOCKING_CLAIMS) == 0))
+        continue;
+    }
+    rest[(*m)++] = v[i];
+  }
+  free(names);
+  return 0;
 }
 
 static void print_table(const zkl_contender_t *v, size_t n) {
@@ -68,28 +145,34 @@ static void print_table(const zkl_contender_t *v, size_t n) {
     printf("%-3s %-8s %-5s %-12" PRIu64 " %-18s %-*s ", pos,
            zkl_kind_name(e->kind), e->holds ? "yes" : "no", e->token,
            session, w, e->name);
-    cli_put_escaped(stdout, e->data, shown(e));
+    cli_put_escaped(stdout, e->data, shown_len(e->data_len));
     putchar('\n');
   }
 }
 
-/* A line per format that has items: QUEUE ITEMS HEAD TOKEN LEN DATA. */
+/* A line per queue shown: QUEUE ITEMS CLAIMED HEAD TOKEN LEN DATA ("-"
+ * for a head when every item is claimed, or there is none). */
 static void print_queues(const queue_view_t *views) {
   int w = (int)strlen("HEAD");
   for (size_t f = 0; f < N_FORMATS; f++) {
-    if (views[f].items == 0) continue;
+    if (!views[f].present || views[f].head == NULL) continue;
     int nl = (int)strlen(views[f].head->name);
     if (nl > w) w = nl;
   }
-  printf("%-5s %-7s %-*s %-12s %-7s %s\n", "QUEUE", "ITEMS", w, "HEAD",
-         "TOKEN", "LEN", "DATA");
+  printf("%-7s %-7s %-7s %-*s %-12s %-7s %s\n", "QUEUE", "ITEMS", "CLAIMED",
+         w, "HEAD", "TOKEN", "LEN", "DATA");
   for (size_t f = 0; f < N_FORMATS; f++) {
     const queue_view_t *q = &views[f];
-    if (q->items == 0) continue;
-    printf("%-5s %-7zu %-*s %-12" PRIu64 " %-7zu ",
-           cli_format_name(q->format), q->items, w, q->head->name,
-           q->head->token, q->head->data_len);
-    cli_put_escaped(stdout, q->head->data, shown(q->head));
+    if (!q->present) continue;
+    printf("%-7s %-7zu %-7zu ", cli_format_name(q->format), q->n,
+           q->claimed);
+    if (q->head == NULL) {
+      printf("%-*s %-12s %-7s\n", w, "-", "-", "-");
+      continue;
+    }
+    printf("%-*s %-12" PRIu64 " %-7zu ", w, q->head->name, q->head->token,
+           q->head->len);
+    cli_put_escaped(stdout, q->head->data, shown_len(q->head->len));
     putchar('\n');
   }
 }
@@ -107,26 +190,41 @@ static void print_json(const zkl_contender_t *v, size_t n,
            zkl_kind_name(e->kind), e->holds ? "true" : "false");
     cli_put_json_string(stdout, e->name);
     fputs(", \"owner\": ", stdout);
-    cli_put_json_escaped(stdout, e->data, shown(e));
+    cli_put_json_escaped(stdout, e->data, shown_len(e->data_len));
     printf(", \"session\": \"0x%" PRIx64 "\", \"token\": %" PRIu64 "}",
            (uint64_t)e->session, e->token);
   }
-  /* a queue: the members of a contender, filled from its head item */
+  /* a queue: the members of a contender, filled from its head item (null
+   * when there is none), and its own */
   for (size_t f = 0; f < N_FORMATS; f++) {
     const queue_view_t *q = &views[f];
-    if (q->items == 0) continue;
+    if (!q->present) continue;
     fputs(k++ == 0 ? "\n  {" : ",\n  {", stdout);
     fputs("\"position\": null, \"kind\": \"queue\", \"holds\": false, "
           "\"node\": ", stdout);
-    cli_put_json_string(stdout, q->head->name);
-    fputs(", \"owner\": ", stdout);
-    cli_put_json_escaped(stdout, q->head->data, shown(q->head));
-    printf(", \"session\": \"0x%" PRIx64 "\", \"token\": %" PRIu64
-           ", \"format\": \"%s\", \"items\": %zu, \"len\": %zu}",
-           (uint64_t)q->head->session, q->head->token,
-           cli_format_name(q->format), q->items, q->head->data_len);
+    if (q->head != NULL) {
+      cli_put_json_string(stdout, q->head->name);
+      fputs(", \"owner\": ", stdout);
+      cli_put_json_escaped(stdout, q->head->data, shown_len(q->head->len));
+      printf(", \"session\": \"0x0\", \"token\": %" PRIu64, q->head->token);
+    } else {
+      fputs("null, \"owner\": null, \"session\": \"0x0\", \"token\": null",
+            stdout);
+    }
+    printf(", \"format\": \"%s\", \"items\": %zu, \"claimed\": %zu, "
+           "\"len\": ", cli_format_name(q->format), q->n, q->claimed);
+    if (q->head != NULL) printf("%zu}", q->head->len);
+    else fputs("null}", stdout);
   }
   fputs(k > 0 ? "\n]\n" : "]\n", stdout);
+}
+
+static void free_views(queue_view_t *views) {
+  for (size_t f = 0; f < N_FORMATS; f++) {
+    zkl_items_free(views[f].items, views[f].n);
+    views[f].items = NULL;
+    views[f].n = 0;
+  }
 }
 
 int cli_status_run(const cli_opts_t *o) {
@@ -141,18 +239,20 @@ int cli_status_run(const cli_opts_t *o) {
     zkl_session_close(s);
     return cli_exit_code(rc);
   }
+  queue_view_t views[N_FORMATS];
+  read_queues(s, o->path, v, n, views);
   zkl_session_close(s);
   zkl_contender_t *rest = malloc((n > 0 ? n : 1) * sizeof *rest);
-  if (rest == NULL) {
+  size_t m = 0;
+  if (rest == NULL || without_queues(v, n, views, rest, &m) != 0) {
     fprintf(stderr, "zkl: no memory for a listing of %s\n", o->path);
+    free(rest);
+    free_views(views);
     zkl_contenders_free(v, n);
     return CLI_EX_SOFTWARE;
   }
-  queue_view_t views[N_FORMATS];
-  size_t m = 0;
-  split(v, n, views, rest, &m);
   int queues = 0;
-  for (size_t f = 0; f < N_FORMATS; f++) queues |= views[f].items > 0;
+  for (size_t f = 0; f < N_FORMATS; f++) queues |= views[f].present;
   if (o->json) {
     print_json(rest, m, views);
   } else if (m == 0 && !queues) {
@@ -163,6 +263,7 @@ int cli_status_run(const cli_opts_t *o) {
     if (queues) print_queues(views);
   }
   free(rest);
+  free_views(views);
   zkl_contenders_free(v, n);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("zkl: stdout");

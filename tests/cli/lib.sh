@@ -15,6 +15,11 @@
 
 set -euo pipefail
 
+# The test's own stderr, kept: fail() and the report of a failed run go
+# there even from a command whose stderr a test redirects
+# (`expect_rc 64 ... 2>/dev/null` must still say why it failed).
+exec {test_stderr}>&2
+
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 me=$(basename "$0")
@@ -54,12 +59,12 @@ cleanup() {
     for pid in "${started[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in "${started[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [[ $rc -ne 0 ]]; then
-        printf '%s: FAILED; files of the run kept in %s\n' "$me" "$W" >&2
+        printf '%s: FAILED; files of the run kept in %s\n' "$me" "$W" >&"$test_stderr"
         # what a memory checker said, so that a CI log shows it
         for f in "$W"/*.err; do
             [[ -f $f ]] && grep -qE '^==[0-9]+==' "$f" || continue
-            printf -- '--- %s (memory checker) ---\n' "$f" >&2
-            grep -E '^==[0-9]+==' "$f" | head -n 80 >&2
+            printf -- '--- %s (memory checker) ---\n' "$f" >&"$test_stderr"
+            grep -E '^==[0-9]+==' "$f" | head -n 80 >&"$test_stderr"
         done
     else
         rm -rf "$W"
@@ -74,7 +79,7 @@ running() {
 }
 
 fail() {
-    printf '%s: FAIL: %s\n' "$me" "$*" >&2
+    printf '%s: FAIL: %s\n' "$me" "$*" >&"$test_stderr"
     exit 1
 }
 ok() { printf '%s: ok (%ss): %s\n' "$me" "$SECONDS" "$*"; }

@@ -53,14 +53,26 @@ usage_error "options go before PATH" queue take /q -n
 usage_error "--batch reads the items from stdin" queue put --batch /q x
 usage_error "-n does not apply to put" queue put -n /q x
 usage_error "--json does not apply to size" queue size --json /q
-usage_error "--format needs qn or kazoo" queue take --format xml /q
+usage_error "--format needs qn, kazoo or locking" queue take --format xml /q
 usage_error "--priority needs --format kazoo" queue put --priority 3 /q x
 usage_error "--priority needs 0..999" queue put --format kazoo --priority 1000 /q x
 usage_error "--max needs 1..1000" queue take --max 1001 /q
 usage_error "one of -n and -t" queue take -n -t 2 /q
 usage_error "NAME is missing" queue rm /q
-usage_error "not the name of a qn item" queue rm /q entry-100-0000000001
-usage_error "not the name of a kazoo item" queue rm --format kazoo /q qn-0000000001
+usage_error "--priority needs --format kazoo or locking" queue put --format qn --priority 3 /q x
+usage_error "--soft-max needs 0..1000000000, not 'x'" queue put --soft-max x /q a
+usage_error "--soft-max does not apply to take" queue take --soft-max 3 /q
+usage_error "CMD is missing" queue claim /q
+usage_error "CMD is missing" queue claim -n /q --
+usage_error "claims need --format locking" queue claim --format qn /q true
+usage_error "claims need --format locking" queue claim --format kazoo -n /q true
+usage_error "--grace needs SECONDS" queue claim --grace soon /q true
+usage_error "one of -n and -t" queue claim -n -t 1 /q true
+usage_error "--json does not apply to claim" queue claim --json /q true
+usage_error "--nack-tail does not apply to take" queue take --nack-tail /q
+usage_error "--grace does not apply to put" queue put --grace 1 /q x
+# whether NAME is an item of the format is the library's to say: that
+# usage error (64 too) needs the server, see tests/cli/queue.zksh
 # DATA past ZKL_QUEUE_MAX_BYTES: an argument that long does not fit
 # Linux's limit on one argument (128 KiB), so the rule is unit-tested
 ok "usage errors exit 64 with a one-line hint"
@@ -73,9 +85,17 @@ for c in "" lock elect status queue; do
 done
 zkl lock --help | grep -q "SUSPENDED\|suspended connection" || fail "lock --help says nothing of suspension"
 zkl elect --help | grep -q "suspended connection" || fail "elect --help says nothing of suspension"
-for sub in put take peek size ls rm; do
-    zkl queue "$sub" --help | grep -q "^ *zkl \[OPTIONS\] queue $sub " || fail "zkl queue $sub --help: no usage of $sub"
-    zkl --help | grep -q "queue .*$sub" || fail "zkl --help does not name queue $sub"
+# (the help is read whole first: grep -q may end before a long one is
+# written, and zkl would die of SIGPIPE)
+zkl queue --help >"$W/queue-help"
+for v in ZKL_QUEUE_PATH ZKL_ITEM_NAME ZKL_ITEM_TOKEN; do
+    grep -q "$v" "$W/queue-help" || fail "zkl queue --help does not name $v"
+done
+zkl --help >"$W/top-help"
+for sub in put take claim peek size ls rm; do
+    zkl queue "$sub" --help >"$W/sub-help"
+    grep -q "^ *zkl \[OPTIONS\] queue $sub " "$W/sub-help" || fail "zkl queue $sub --help: no usage of $sub"
+    grep -q "queue .*$sub" "$W/top-help" || fail "zkl --help does not name queue $sub"
 done
 expect_rc 0 "zkl -h" zkl -h >/dev/null
 version=$(sed -n 's/^#define ZKL_VERSION_STRING "\(.*\)"/\1/p' "$top_srcdir/include/zkl/version.h")
@@ -99,5 +119,8 @@ ZKL_SERVERS=127.0.0.1:1 unreachable 127.0.0.1:1 zkl --connect-timeout 500 elect 
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue put /q data
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue take /q
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue ls /q
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue claim /q touch "$W/ran"
+[[ ! -e $W/ran ]] || fail "unreachable: claim ran CMD"
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status /q
 [[ ! -s $W/out ]] || fail "unreachable: wrote to stdout"
 ok "unreachable servers exit 69 naming the hosts"
