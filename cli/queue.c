@@ -285,12 +285,9 @@ static int put_items_now(const cli_opts_t *o, const zkl_buf_t *bufs,
   } else if (w.rc == ZKL_EFULL) {
     failed_detail(o, "put to", w.rc, w.detail);
     rc = 1;
-  } else if (w.rc == ZKL_ETIMEDOUT) {
-    /* nothing sent: the queue stayed at --soft-max, or the connection
-     * was down (the library gives both one code: the session tells) */
+  } else if (w.rc == ZKL_ETIMEDOUT) { /* not connected: nothing sent */
     failed_detail(o, "put to", w.rc, w.detail);
-    rc = o->soft_max > 0 && zkl_session_state(s) == ZKL_SESSION_CONNECTED
-             ? 1 : CLI_EX_UNAVAILABLE;
+    rc = CLI_EX_UNAVAILABLE;
   } else {
     rc = failed_detail(o, "put to", w.rc, w.detail);
   }
@@ -835,6 +832,7 @@ static void ls_table(const zkl_item_t *v, size_t n) {
     const zkl_item_t *e = &v[i];
     printf("%-5zu %-12" PRIu64 " %-7zu %-7s %-*s ", i + 1, e->token, e->len,
            e->claimed ? "yes" : "no", w, e->name);
+    if (e->data == NULL) fputs("(unreadable: its ACL refuses us)", stdout);
     cli_put_escaped(stdout, e->data, e->len < PREVIEW ? e->len : PREVIEW);
     if (e->len > PREVIEW) fputs("...", stdout);
     putchar('\n');
@@ -849,7 +847,8 @@ static void ls_json(const zkl_item_t *v, size_t n) {
     cli_put_json_string(stdout, e->name);
     printf(", \"token\": %" PRIu64 ", \"len\": %zu, \"claimed\": %s, "
            "\"data\": ", e->token, e->len, e->claimed ? "true" : "false");
-    cli_put_json_escaped(stdout, e->data, e->len);
+    if (e->data == NULL) fputs("null", stdout); /* unreadable: its ACL */
+    else cli_put_json_escaped(stdout, e->data, e->len);
     fputs("}", stdout);
   }
   fputs(n > 0 ? "\n]\n" : "]\n", stdout);

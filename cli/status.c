@@ -172,6 +172,7 @@ static void print_queues(const queue_view_t *views) {
     }
     printf("%-*s %-12" PRIu64 " %-7zu ", w, q->head->name, q->head->token,
            q->head->len);
+    if (q->head->data == NULL) fputs("(unreadable: its ACL refuses us)", stdout);
     cli_put_escaped(stdout, q->head->data, shown_len(q->head->len));
     putchar('\n');
   }
@@ -205,7 +206,8 @@ static void print_json(const zkl_contender_t *v, size_t n,
     if (q->head != NULL) {
       cli_put_json_string(stdout, q->head->name);
       fputs(", \"owner\": ", stdout);
-      cli_put_json_escaped(stdout, q->head->data, shown_len(q->head->len));
+      if (q->head->data == NULL) fputs("null", stdout); /* unreadable */
+      else cli_put_json_escaped(stdout, q->head->data, shown_len(q->head->len));
       printf(", \"session\": \"0x0\", \"token\": %" PRIu64, q->head->token);
     } else {
       fputs("null, \"owner\": null, \"session\": \"0x0\", \"token\": null",

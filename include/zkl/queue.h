@@ -88,9 +88,10 @@ typedef struct zkl_queue_opts {
                        this many children or more; default 50000, which
                        keeps a listing under the 1 MB a Java client can
                        read (about 61,700 qn- names); 0 = no bound       */
-  size_t soft_max;  /* a put WAITS (until its deadline; timeout 0:
-                       ZKL_EFULL) while the queue holds this many children
-                       or more; the producers waiting stand in a line at
+  size_t soft_max;  /* a put WAITS while the queue holds this many
+                       children or more (until its deadline, then
+                       ZKL_EFULL; timeout 0: at once); the producers
+                       waiting stand in a line at
                        `<path>.zkl/full` and only its head counts, every
                        50 ms.  Default 0: no soft bound                    */
 } zkl_queue_opts_t;
@@ -144,9 +145,8 @@ ZKL_EXTERN int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s,
  *   0               appended.
  *   ZKL_EFULL       the queue would hold more than max_items (as counted
  *                   at most 1 s ago, or at this put once it is half full),
- *                   or, timeout 0, it holds soft_max items or more.
- *   ZKL_ETIMEDOUT   also: the queue stayed at or above soft_max until the
- *                   deadline (nothing was sent).
+ *                   or it held soft_max items or more until the deadline
+ *                   (timeout 0: at once).
  *   ZKL_EINVAL      q is NULL, data is NULL with len > 0, or len is more
  *                   than ZKL_QUEUE_MAX_BYTES.
  *   ZKL_ETIMEDOUT   not connected before the deadline: nothing was sent.
@@ -227,8 +227,9 @@ ZKL_EXTERN int zkl_queue_peek(zkl_queue_t *q, zkl_item_t *item);
  * read per item (sent together, 256 at a time), up to max items (0: all).
  * *items (free with zkl_items_free(*items, *n)) and *n (0 and NULL when
  * the queue is empty or has no path); token is the item's czxid, claimed
- * says whether a claim is held on it.  Items taken meanwhile are left
- * out.  Codes as for zkl_queue_peek() (but never ZKL_EEMPTY). */
+ * says whether a claim is held on it; an item this session may not read
+ * (its ACL) is listed with data NULL and token 0.  Items taken meanwhile
+ * are left out.  Codes as for zkl_queue_peek() (but never ZKL_EEMPTY). */
 ZKL_EXTERN int zkl_queue_list(zkl_queue_t *q, size_t max, zkl_item_t **items,
                               size_t *n);
 

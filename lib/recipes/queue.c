@@ -989,16 +989,22 @@ static int list_all_step(zkl__op_t *o, void *ctx) {
       struct Stat st;
       int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
       x->kg[i] = NULL;
-      if (g == ZOK) {
+      if (g == ZOK || g == ZNOAUTH) { /* unreadable: listed, data NULL */
         const char *name = x->refs[x->from + i].name;
         zkl_item_t *it = &x->items[x->got++];
-        item_fill(it, name, data, len, &st);
+        if (g == ZOK) item_fill(it, name, data, len, &st);
+        else {
+          free(data);
+          memset(it, 0, sizeof *it);
+          snprintf(it->name, sizeof it->name, "%s", name);
+        }
         it->claimed = x->tkids.count > 0 &&
                       bsearch(&name, x->tkids.data, (size_t)x->tkids.count,
                               sizeof *x->tkids.data, name_cmp) != NULL;
       } else {
         free(data);
-        if (g != ZNONODE && x->rc == 0) x->rc = map_zrc(q, g, "read");
+        if (g != ZNONODE && x->rc == 0)
+          x->rc = map_zrc(q, g, x->refs[x->from + i].name);
       }
     }
     if (x->rc != 0) PT_RETURN(pt, x->rc);
@@ -1239,8 +1245,8 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
       PT_RETURN(pt, zkl__fail(ZKL_ECANCELED, "the put to %s was canceled",
                               q->root));
     if (x->zrc == ZKL_ETIMEDOUT && zkl__now_ns() >= x->deadline)
-      PT_RETURN(pt, zkl__fail(ZKL_ETIMEDOUT, "%s stayed full (%zu items, "
-                              "soft bound %zu) until the deadline", q->root,
+      PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s stayed full (%zu items, soft "
+                              "bound %zu) until the deadline", q->root,
                               x->size, q->soft_max));
     PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
     if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
