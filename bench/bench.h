@@ -28,10 +28,14 @@ typedef struct bench_opts {
   const char *merge_path;  /* --merge: rows of another run (kazoo_bench.py)*/
   const char *config;      /* --config: label of the server's config       */
   int quick;               /* --quick: a smoke run of a few seconds        */
-  unsigned only;           /* bit s set: run scenario s (1..7)             */
+  unsigned only;           /* bit s set: run scenario s (1..10)            */
+  unsigned kazoo;          /* bit s set: run kazoo_bench.py's scenario s
+                              right after ours and merge its rows        */
+  const char *kazoo_script; /* --kazoo-script: bench/kazoo_bench.py      */
   int iters;               /* S1, S2: measured operations per variant      */
   double duration_s;       /* S3, S5: seconds per run                       */
-  int reps;                /* S3, S5: runs of each implementation, in turns */
+  int reps;                /* S3, S5, S9: runs of each implementation, in
+                              turns                                         */
   int ns[BENCH_MAX_LIST], n_ns;         /* S3: contender counts        */
   int queues[BENCH_MAX_LIST], n_queues; /* S4: queue lengths           */
   int readers, writers;    /* S5                                            */
@@ -40,6 +44,10 @@ typedef struct bench_opts {
   int kill_timeout_ms;     /* S6: session timeout of the killed leader      */
   int waiters;             /* S7: waiting mutex objects                     */
   int pending;             /* S8: pending async acquisitions                */
+  int items;               /* S9: items per run of each variant             */
+  int batch;               /* S9: items per batch put and batch take        */
+  int consumers[BENCH_MAX_LIST], n_consumers; /* S10: blocked consumers  */
+  int puts;                /* S10: puts per consumer count                  */
   char root[128];          /* this run's private tree: /zkl-bench/<id>      */
 } bench_opts_t;
 
@@ -81,7 +89,7 @@ double bench_heap_bytes(void);
 /* One measured figure: `median` holds the value for single figures (a
  * rate, a ratio, a count), and p99 is NAN then. */
 typedef struct result {
-  char scenario[4]; /* "1".."8"                                       */
+  char scenario[4]; /* "1".."10"                                      */
   char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
   char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo"           */
   char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
@@ -127,6 +135,9 @@ typedef struct srv_counters {
   double response_bytes;   /* reply bytes (notifications not counted)    */
   double reads, writes;    /* requests by kind (read/update latency cnt) */
   double watches;          /* watches set now                            */
+  double notifications;    /* watch notifications sent: the watchers each
+                              event triggered (zk_sum_node_*_watch_count,
+                              ZooKeeper 3.6+; NAN: not counted)         */
   double fsyncs;           /* log fsyncs (0 with forceSync=no; NAN: not
                               counted by this server)                  */
   int64_t zxid;            /* last zxid (srvr), -1 if unknown            */
@@ -138,6 +149,10 @@ int srv_sample(const char *hosts, srv_counters_t *out);
  * srv_calibrate()). */
 void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
                srv_counters_t *out);
+/* The same for a window in which `samples` samples were taken after a
+ * (b the last of them): b - a minus what that many samplings cost. */
+void srv_delta_n(const srv_counters_t *a, const srv_counters_t *b,
+                 int samples, srv_counters_t *out);
 int srv_calibrate(const char *hosts);
 /* Adds the counts of window d to sum (watches and zxid are left alone). */
 void srv_add(srv_counters_t *sum, const srv_counters_t *d);
@@ -197,6 +212,53 @@ int floor_cycle_mark(zhandle_t *zh, const char *root);
  * answers a session in order, so the listing already holds the node). */
 int floor_cycle_pipelined(zhandle_t *zh, const char *root);
 
+/* The queue recipe by hand (S9, S10): ZooKeeper's own (its Java
+ * DistributedQueue, the C recipes): PERSISTENT_SEQUENTIAL items under dir,
+ * a take reads the head's data and then deletes it; claims in kazoo's
+ * LockingQueue layout (taken/<name>, ephemeral).  The listing is kept
+ * between takes and read again when it runs out. */
+typedef struct floor_queue {
+  zhandle_t *zh;
+  char dir[256];          /* where the items are                      */
+  char prefix[32];        /* "qn-", "entry-100-"                       */
+  char taken[256];        /* the claims' dir, "" without claims        */
+  struct String_vector kids; /* the listing, in queue order           */
+  int next;               /* the next name of it to try                */
+  pthread_mutex_t mu;     /* S10: the child watch                      */
+  pthread_cond_t cv;
+  int fired;
+} floor_queue_t;
+
+void floor_queue_init(floor_queue_t *fq, zhandle_t *zh, const char *dir,
+                      const char *prefix, const char *taken);
+/* After floor_close(): the watcher's context. */
+void floor_queue_fini(floor_queue_t *fq);
+/* Drops the kept listing: the next take lists afresh. */
+void floor_queue_forget(floor_queue_t *fq);
+/* One create; a multi of n creates.  0 or a ZooKeeper code. */
+int floor_queue_put(floor_queue_t *fq, const void *data, int len);
+int floor_queue_put_batch(floor_queue_t *fq, const void *data, int len,
+                          int n);
+/* One item taken: its data read, then deleted, each after the other's
+ * answer (pipelined: both sent together).  0, 1 empty, or a code. */
+int floor_queue_take(floor_queue_t *fq, int pipelined);
+/* Up to max items: their reads and deletes all sent together (multi:
+ * the reads, then one multi deleting them all); *n ours.  0, 1 empty, or
+ * a code. */
+int floor_queue_take_batch(floor_queue_t *fq, int max, int multi, int *n);
+/* One item claimed and acked: create taken/<name> (ephemeral) and read
+ * the item, each after the other's answer (pipelined: together), then one
+ * multi deletes both.  0, 1 empty, or a code. */
+int floor_queue_claim_ack(floor_queue_t *fq, int pipelined);
+/* The recipe's blocking take: list with a child watch, take the head as
+ * above (list again at once if every listed item went to others), else
+ * wait for the watch.  0 and *data (malloc'ed, NUL-terminated), -1 past
+ * timeout_ms or once *stop is set, or a code. */
+int floor_queue_take_wait(floor_queue_t *fq, int timeout_ms,
+                          const atomic_int *stop, char **data, int *len);
+/* Wakes a floor_queue_take_wait() to look at its stop flag. */
+void floor_queue_stop(floor_queue_t *fq);
+
 /* ---- helpers shared by the scenarios (zkl-bench.c) -------------------------- */
 
 /* Creates path (and missing parents) as persistent nodes.  0 or a code. */
@@ -229,6 +291,8 @@ void sc_rwlock(const bench_opts_t *o);      /* 5  sc-handoff.c  */
 void sc_election(const bench_opts_t *o);    /* 6  sc-election.c */
 void sc_memory(const bench_opts_t *o);      /* 7  sc-queue.c    */
 void sc_pending_async(const bench_opts_t *o); /* 8  sc-async.c  */
+void sc_queue_throughput(const bench_opts_t *o); /* 9  sc-dqueue.c */
+void sc_queue_herd(const bench_opts_t *o);    /* 10 sc-dqueue.c  */
 /* The targets, from the results (and merged rows): targets.c. */
 void bench_targets(const bench_opts_t *o);
 /* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */

@@ -1,5 +1,6 @@
-/* bench/floor.c - the floor: the lock protocol done by hand on raw
- * libzookeeper-mt calls, with no library around it.
+/* bench/floor.c - the floor: the lock protocol (and, for S9 and S10, the
+ * queue recipe) done by hand on raw libzookeeper-mt calls, with no library
+ * around it.
  *
  * The lock is the classic recipe, written correctly: create an
  * EPHEMERAL_SEQUENTIAL node, list the children, and if a node we must wait
@@ -327,4 +328,446 @@ int floor_lock_release(floor_lock_t *l) {
   int zrc = zoo_delete(l->zh, l->node, -1);
   l->node[0] = '\0';
   return zrc;
+}
+
+/* ---- the queue recipe by hand (S9, S10) ---------------------------------------- */
+
+/* ZooKeeper's own queue recipe (its Java DistributedQueue and the C
+ * recipes): an item is a PERSISTENT_SEQUENTIAL child "qn-<seq>" holding
+ * the payload; a take lists the children, and for the lowest reads its
+ * data, then deletes it, and has it if the delete was its own.  The claim
+ * layout is kazoo's LockingQueue: entries/entry-100-<seq> and an ephemeral
+ * taken/<name> per item in process. */
+
+void floor_queue_init(floor_queue_t *fq, zhandle_t *zh, const char *dir,
+                      const char *prefix, const char *taken) {
+  memset(fq, 0, sizeof *fq);
+  fq->zh = zh;
+  snprintf(fq->dir, sizeof fq->dir, "%s", dir);
+  snprintf(fq->prefix, sizeof fq->prefix, "%s", prefix);
+  snprintf(fq->taken, sizeof fq->taken, "%s", taken != NULL ? taken : "");
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&fq->mu, NULL);
+  pthread_cond_init(&fq->cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+void floor_queue_forget(floor_queue_t *fq) {
+  deallocate_String_vector(&fq->kids);
+  fq->kids.count = 0;
+  fq->kids.data = NULL;
+  fq->next = 0;
+}
+
+void floor_queue_fini(floor_queue_t *fq) {
+  floor_queue_forget(fq);
+  pthread_cond_destroy(&fq->cv);
+  pthread_mutex_destroy(&fq->mu);
+}
+
+/* What a put creates: "<dir>/<prefix>", the server appends the sequence. */
+static void fq_item_path(const floor_queue_t *fq, char *buf, size_t len) {
+  snprintf(buf, len, "%s/%s", fq->dir, fq->prefix);
+}
+
+int floor_queue_put(floor_queue_t *fq, const void *data, int len) {
+  char path[300], made[320];
+  fq_item_path(fq, path, sizeof path);
+  return zoo_create(fq->zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE,
+                    ZOO_PERSISTENT_SEQUENTIAL, made, sizeof made);
+}
+
+int floor_queue_put_batch(floor_queue_t *fq, const void *data, int len,
+                          int n) {
+  char path[300];
+  fq_item_path(fq, path, sizeof path);
+  zoo_op_t *ops = calloc((size_t)n, sizeof *ops);
+  zoo_op_result_t *res = calloc((size_t)n, sizeof *res);
+  int zrc = ZSYSTEMERROR;
+  if (ops != NULL && res != NULL) {
+    for (int i = 0; i < n; i++)
+      zoo_create_op_init(&ops[i], path, data, len, &ZOO_OPEN_ACL_UNSAFE,
+                         ZOO_PERSISTENT_SEQUENTIAL, NULL, 0);
+    zrc = zoo_multi(fq->zh, n, ops, res);
+  }
+  free(ops);
+  free(res);
+  return zrc;
+}
+
+/* A fresh listing of dir (watch: with fq's child watcher), in queue order,
+ * the claimed items (taken/) left out.  0 or a ZooKeeper code. */
+static void fq_watcher(zhandle_t *zh, int type, int state, const char *path,
+                       void *ctx) {
+  (void)zh, (void)type, (void)state, (void)path;
+  floor_queue_t *fq = ctx;
+  pthread_mutex_lock(&fq->mu);
+  fq->fired = 1;
+  pthread_cond_broadcast(&fq->cv);
+  pthread_mutex_unlock(&fq->mu);
+}
+
+static int fq_list(floor_queue_t *fq, int watch) {
+  floor_queue_forget(fq);
+  int zrc = watch ? zoo_wget_children(fq->zh, fq->dir, fq_watcher, fq,
+                                      &fq->kids)
+                  : zoo_get_children(fq->zh, fq->dir, 0, &fq->kids);
+  if (zrc != ZOK) {
+    fq->kids.count = 0;
+    fq->kids.data = NULL;
+    return zrc;
+  }
+  if (fq->kids.count > 1)
+    qsort(fq->kids.data, (size_t)fq->kids.count, sizeof *fq->kids.data,
+          by_seq);
+  return ZOK;
+}
+
+/* The next name of the listing, or NULL when it has run out. */
+static const char *fq_next(floor_queue_t *fq) {
+  return fq->next < fq->kids.count ? fq->kids.data[fq->next++] : NULL;
+}
+
+/* An answer set of pipelined requests, filled on the completion thread. */
+typedef struct fq_pipe {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int pending;
+  int n;
+  int *get_rc, *del_rc, *len;
+  char **data;
+} fq_pipe_t;
+
+typedef struct fq_slot {
+  fq_pipe_t *p;
+  int i;
+} fq_slot_t;
+
+static int fq_pipe_init(fq_pipe_t *p, int n, fq_slot_t **slots) {
+  memset(p, 0, sizeof *p);
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  p->n = n;
+  p->get_rc = calloc((size_t)n, sizeof *p->get_rc);
+  p->del_rc = calloc((size_t)n, sizeof *p->del_rc);
+  p->len = calloc((size_t)n, sizeof *p->len);
+  p->data = calloc((size_t)n, sizeof *p->data);
+  *slots = calloc((size_t)n, sizeof **slots);
+  if (p->get_rc == NULL || p->del_rc == NULL || p->len == NULL ||
+      p->data == NULL || *slots == NULL)
+    return -1;
+  for (int i = 0; i < n; i++) {
+    (*slots)[i].p = p;
+    (*slots)[i].i = i;
+  }
+  return 0;
+}
+
+static void fq_pipe_fini(fq_pipe_t *p, fq_slot_t *slots) {
+  for (int i = 0; p->data != NULL && i < p->n; i++) free(p->data[i]);
+  free(p->get_rc);
+  free(p->del_rc);
+  free(p->len);
+  free(p->data);
+  free(slots);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+}
+
+static void fq_pipe_done(fq_pipe_t *p) {
+  pthread_mutex_lock(&p->mu);
+  if (--p->pending == 0) pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+static void fq_pipe_wait(fq_pipe_t *p) {
+  pthread_mutex_lock(&p->mu);
+  while (p->pending > 0) pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+}
+
+static void fq_got(int rc, const char *value, int value_len,
+                   const struct Stat *stat, const void *data) {
+  (void)stat;
+  const fq_slot_t *s = data;
+  s->p->get_rc[s->i] = rc;
+  if (rc == ZOK && value_len >= 0) {
+    s->p->data[s->i] = malloc((size_t)value_len + 1);
+    if (s->p->data[s->i] != NULL) {
+      if (value_len > 0) memcpy(s->p->data[s->i], value, (size_t)value_len);
+      s->p->data[s->i][value_len] = '\0';
+    }
+    s->p->len[s->i] = value_len;
+  }
+  fq_pipe_done(s->p);
+}
+
+static void fq_deleted(int rc, const void *data) {
+  const fq_slot_t *s = data;
+  s->p->del_rc[s->i] = rc;
+  fq_pipe_done(s->p);
+}
+
+/* The reads and deletes of up to n names sent together; how many of them
+ * were ours (*got), their payloads' lengths checked.  0 or a code. */
+static int fq_take_pipelined(floor_queue_t *fq, const char **names, int n,
+                             int *got) {
+  fq_pipe_t p;
+  fq_slot_t *slots = NULL;
+  *got = 0;
+  int zrc = ZOK;
+  if (fq_pipe_init(&p, n, &slots) != 0) {
+    fq_pipe_fini(&p, slots);
+    return ZSYSTEMERROR;
+  }
+  for (int i = 0; i < n; i++) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", fq->dir, names[i]);
+    pthread_mutex_lock(&p.mu);
+    p.pending += 2;
+    pthread_mutex_unlock(&p.mu);
+    int g = zoo_aget(fq->zh, path, 0, fq_got, &slots[i]);
+    int d = zoo_adelete(fq->zh, path, -1, fq_deleted, &slots[i]);
+    if (g != ZOK || d != ZOK) {
+      pthread_mutex_lock(&p.mu);
+      p.pending -= (g != ZOK) + (d != ZOK);
+      pthread_mutex_unlock(&p.mu);
+      zrc = g != ZOK ? g : d;
+      break;
+    }
+  }
+  fq_pipe_wait(&p);
+  for (int i = 0; i < n; i++) {
+    if (p.get_rc[i] == ZOK && p.del_rc[i] == ZOK) (*got)++;
+    else if (p.del_rc[i] != ZNONODE && p.del_rc[i] != ZOK && zrc == ZOK)
+      zrc = p.del_rc[i];
+  }
+  fq_pipe_fini(&p, slots);
+  return zrc;
+}
+
+/* The reads of n names sent together, then ONE multi deleting them all:
+ * one write for the batch instead of one per item.  Should an item be
+ * gone (another consumer's), the multi fails whole and the rest are
+ * deleted one by one.  *got: ours.  0 or a code. */
+static int fq_take_multi(floor_queue_t *fq, const char **names, int n,
+                         int *got) {
+  fq_pipe_t p;
+  fq_slot_t *slots = NULL;
+  *got = 0;
+  char(*paths)[600] = calloc((size_t)n, sizeof *paths);
+  zoo_op_t *ops = calloc((size_t)n, sizeof *ops);
+  zoo_op_result_t *res = calloc((size_t)n, sizeof *res);
+  int zrc = ZOK;
+  if (fq_pipe_init(&p, n, &slots) != 0 || paths == NULL || ops == NULL ||
+      res == NULL) {
+    zrc = ZSYSTEMERROR;
+    n = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    snprintf(paths[i], sizeof paths[i], "%s/%s", fq->dir, names[i]);
+    pthread_mutex_lock(&p.mu);
+    p.pending++;
+    pthread_mutex_unlock(&p.mu);
+    if ((zrc = zoo_aget(fq->zh, paths[i], 0, fq_got, &slots[i])) != ZOK) {
+      pthread_mutex_lock(&p.mu);
+      p.pending--;
+      pthread_mutex_unlock(&p.mu);
+      n = i;
+      break;
+    }
+  }
+  if (n > 0) fq_pipe_wait(&p);
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (p.get_rc[i] == ZOK) zoo_delete_op_init(&ops[k++], paths[i], -1);
+  if (k > 0) {
+    int mrc = zoo_multi(fq->zh, k, ops, res);
+    if (mrc == ZOK) {
+      *got = k;
+    } else if (mrc == ZNONODE) { /* one was gone: the rest one by one */
+      for (int i = 0; i < k; i++)
+        if (zoo_delete(fq->zh, ops[i].delete_op.path, -1) == ZOK) (*got)++;
+    } else if (zrc == ZOK) {
+      zrc = mrc;
+    }
+  }
+  if (p.get_rc != NULL) fq_pipe_fini(&p, slots);
+  else free(slots);
+  free(paths);
+  free(ops);
+  free(res);
+  return zrc;
+}
+
+int floor_queue_take(floor_queue_t *fq, int pipelined) {
+  for (int listed = 0;;) {
+    const char *name = fq_next(fq);
+    if (name == NULL) {
+      if (listed) return 1; /* empty */
+      int zrc = fq_list(fq, 0);
+      if (zrc != ZOK) return zrc;
+      listed = 1;
+      continue;
+    }
+    if (pipelined) {
+      int got, zrc = fq_take_pipelined(fq, &name, 1, &got);
+      if (zrc != ZOK) return zrc;
+      if (got) return 0;
+      continue;
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", fq->dir, name);
+    char buf[1024];
+    int len = sizeof buf;
+    int zrc = zoo_get(fq->zh, path, 0, buf, &len, NULL);
+    if (zrc == ZNONODE) continue; /* another consumer's */
+    if (zrc != ZOK) return zrc;
+    zrc = zoo_delete(fq->zh, path, -1);
+    if (zrc == ZOK) return 0;
+    if (zrc != ZNONODE) return zrc;
+  }
+}
+
+int floor_queue_take_batch(floor_queue_t *fq, int max, int multi, int *n) {
+  *n = 0;
+  const char **names = calloc((size_t)max, sizeof *names);
+  if (names == NULL) return ZSYSTEMERROR;
+  int zrc = ZOK;
+  for (int listed = 0; *n == 0;) {
+    int k = 0;
+    for (const char *name; k < max && (name = fq_next(fq)) != NULL;)
+      names[k++] = name;
+    if (k == 0) {
+      if (listed) break; /* empty */
+      if ((zrc = fq_list(fq, 0)) != ZOK) break;
+      listed = 1;
+      continue;
+    }
+    int got;
+    zrc = multi ? fq_take_multi(fq, names, k, &got)
+                : fq_take_pipelined(fq, names, k, &got);
+    if (zrc != ZOK) break;
+    *n = got;
+  }
+  free(names);
+  return zrc != ZOK ? zrc : *n > 0 ? 0 : 1;
+}
+
+/* A pipelined claim's create: its answer kept in the slot's del_rc. */
+static void fq_claimed(int rc, const char *value, const void *data) {
+  (void)value;
+  const fq_slot_t *s = data;
+  s->p->del_rc[s->i] = rc;
+  fq_pipe_done(s->p);
+}
+
+int floor_queue_claim_ack(floor_queue_t *fq, int pipelined) {
+  for (int listed = 0;;) {
+    const char *name = fq_next(fq);
+    if (name == NULL) {
+      if (listed) return 1;
+      int zrc = fq_list(fq, 0);
+      if (zrc != ZOK) return zrc;
+      listed = 1;
+      continue;
+    }
+    char path[600], claim[600], made[600];
+    snprintf(path, sizeof path, "%s/%s", fq->dir, name);
+    snprintf(claim, sizeof claim, "%s/%s", fq->taken, name);
+    int crc, grc;
+    if (pipelined) { /* the claim and the read sent together */
+      fq_pipe_t p;
+      fq_slot_t *slots = NULL;
+      if (fq_pipe_init(&p, 1, &slots) != 0) {
+        fq_pipe_fini(&p, slots);
+        return ZSYSTEMERROR;
+      }
+      p.pending = 2;
+      crc = zoo_acreate(fq->zh, claim, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                        ZOO_EPHEMERAL, fq_claimed, &slots[0]);
+      if (crc != ZOK) p.pending--;
+      grc = zoo_aget(fq->zh, path, 0, fq_got, &slots[0]);
+      if (grc != ZOK) p.pending--;
+      fq_pipe_wait(&p);
+      if (crc == ZOK) crc = p.del_rc[0]; /* the create's answer, there */
+      if (grc == ZOK) grc = p.get_rc[0];
+      fq_pipe_fini(&p, slots);
+    } else {
+      crc = zoo_create(fq->zh, claim, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                       ZOO_EPHEMERAL, made, sizeof made);
+      char buf[1024];
+      int len = sizeof buf;
+      grc = crc == ZOK ? zoo_get(fq->zh, path, 0, buf, &len, NULL) : ZOK;
+    }
+    if (crc == ZNODEEXISTS) continue; /* someone else's claim */
+    if (crc != ZOK) return crc;
+    if (grc == ZNONODE) { /* gone meanwhile: give the claim back */
+      zoo_delete(fq->zh, claim, -1);
+      continue;
+    }
+    if (grc != ZOK) return grc;
+    zoo_op_t ops[2];
+    zoo_op_result_t res[2];
+    zoo_delete_op_init(&ops[0], path, -1);
+    zoo_delete_op_init(&ops[1], claim, -1);
+    return zoo_multi(fq->zh, 2, ops, res);
+  }
+}
+
+int floor_queue_take_wait(floor_queue_t *fq, int timeout_ms,
+                          const atomic_int *stop, char **data, int *len) {
+  *data = NULL;
+  *len = 0;
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += timeout_ms / 1000;
+  deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  while (!atomic_load(stop)) {
+    pthread_mutex_lock(&fq->mu);
+    fq->fired = 0;
+    pthread_mutex_unlock(&fq->mu);
+    int zrc = fq_list(fq, 1); /* the recipe lists, with a watch, each time */
+    if (zrc != ZOK) return zrc;
+    int listed = fq->kids.count;
+    for (const char *name; (name = fq_next(fq)) != NULL;) {
+      char path[600];
+      snprintf(path, sizeof path, "%s/%s", fq->dir, name);
+      char buf[1024];
+      int n = sizeof buf - 1;
+      zrc = zoo_get(fq->zh, path, 0, buf, &n, NULL);
+      if (zrc == ZNONODE) continue;
+      if (zrc != ZOK) return zrc;
+      zrc = zoo_delete(fq->zh, path, -1);
+      if (zrc == ZNONODE) continue; /* another consumer's */
+      if (zrc != ZOK) return zrc;
+      *len = n > 0 ? n : 0;
+      *data = malloc((size_t)*len + 1);
+      if (*data == NULL) return ZSYSTEMERROR;
+      memcpy(*data, buf, (size_t)*len);
+      (*data)[*len] = '\0';
+      return 0;
+    }
+    if (listed > 0) continue; /* all taken by others: list again at once */
+    int rc = 0;
+    pthread_mutex_lock(&fq->mu);
+    while (!fq->fired && !atomic_load(stop) && rc == 0)
+      if (pthread_cond_timedwait(&fq->cv, &fq->mu, &deadline) == ETIMEDOUT)
+        rc = -1;
+    pthread_mutex_unlock(&fq->mu);
+    if (rc != 0) return -1;
+  }
+  return -1;
+}
+
+void floor_queue_stop(floor_queue_t *fq) {
+  pthread_mutex_lock(&fq->mu);
+  pthread_cond_broadcast(&fq->cv);
+  pthread_mutex_unlock(&fq->mu);
 }

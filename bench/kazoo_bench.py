@@ -1,14 +1,18 @@
 #!/usr/bin/python3
-"""kazoo_bench.py - scenarios 1, 3 and 6 of zkl-bench for kazoo (Debian's
-python3-kazoo), on the same server in the same run, so that the report shows
-zkl/kazoo ratios measured side by side.
+"""kazoo_bench.py - scenarios 1, 3, 6, 9 and 10 of zkl-bench for kazoo
+(Debian's python3-kazoo), on the same server in the same run, so that the
+report shows zkl/kazoo ratios measured side by side.
 
   /usr/bin/python3 bench/kazoo_bench.py --hosts HOST:PORT [--quick]
         [--iters N] [--duration SEC] [--reps N] [--contenders 2,8,32,128] [--rounds N]
-        [--kill-rounds N] [--kill-timeout MS] [--only 1,3,6] [--csv FILE]
+        [--kill-rounds N] [--kill-timeout MS] [--items N] [--batch N]
+        [--consumers 1,10,100] [--puts N] [--only 1,3,6,9,10] [--csv FILE]
+        [--no-table]
 
-Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench
---merge FILE puts them into its table and judges the zkl/kazoo targets.
+Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench runs
+this script itself after each of its own scenarios (--only N) and merges the
+rows, or takes them from an earlier run with --merge FILE; either way it
+judges the zkl/kazoo targets.
 
 S1  kazoo Lock acquire+release, one client alone.
 S3  N contenders, each a process of its own with its own session (a Python
@@ -17,6 +21,17 @@ S3  N contenders, each a process of its own with its own session (a Python
 S6  kazoo Election: three candidates (threads, own sessions); the leader's
     function returns (resign) and the next one is called; and a leader
     process killed with SIGKILL, its session left to expire.
+S9  queue throughput, one client alone, --items per run (100-byte payloads),
+    --reps runs, the median run's items/s: Queue.put; LockingQueue.put_all
+    of --batch items (kazoo's Queue has no batch put); Queue.get from a
+    queue holding the run's items; the same Queue.get loop again as the
+    batch take (kazoo has no batch take); LockingQueue.get + consume.
+S10 the herd: C consumers (threads, each its own session) blocked in
+    LockingQueue.get (kazoo's Queue has no blocking get); a producer puts
+    --puts items one by one, the next once the server is quiet again (the
+    item consumed, the watch count back, no request and no notification for
+    two samples); the server's requests, bytes and watch notifications per
+    put.
 
 Every wait is bounded; the run works under /zkl-bench/kazoo-<pid> and
 deletes it at the end.  Traffic goes only to the given hosts.
@@ -77,8 +92,17 @@ def srv_sample(hosts):
         k, _, v = line.partition("\t")
         vals[k] = v
     four_letters(hosts, "srvr")  # the same cost per sample as zkl-bench's
-    return {n: float(vals.get(k, "nan")) for n, k in MNTR_KEYS.items()}
+    out = {n: float(vals.get(k, "nan")) for n, k in MNTR_KEYS.items()}
+    # watch notifications: the watchers each kind of event triggered (not
+    # zk_packets_sent, which counts a 4lw answer in a varying number of chunks)
+    out["notifications"] = sum(float(vals.get(k, "nan")) for k in NOTIFY_KEYS)
+    return out
 
+
+NOTIFY_KEYS = ("zk_sum_node_created_watch_count",
+               "zk_sum_node_deleted_watch_count",
+               "zk_sum_node_changed_watch_count",
+               "zk_sum_node_children_watch_count")
 
 OVERHEAD = None
 
@@ -94,11 +118,13 @@ def srv_calibrate(hosts):
             best = d
         a = b
     best["watches"] = 0
+    best["notifications"] = 0
     OVERHEAD = best
 
 
-def srv_delta(a, b):
-    return {k: b[k] - a[k] - OVERHEAD[k] for k in a}
+def srv_delta(a, b, samples=1):
+    """b - a minus what `samples` samplings (b the last of them) cost."""
+    return {k: b[k] - a[k] - samples * OVERHEAD[k] for k in a}
 
 
 def srv_watchers(hosts, path, except_sid):
@@ -482,6 +508,295 @@ def s6_killed(args, root):
         add_samples("6", "killed", "takeover", "ms", lat)
 
 
+# ---- S9 ---------------------------------------------------------------------
+
+PAYLOAD = bytes(ord("a") + i % 26 for i in range(100))
+RUN_CAP_S = 20.0      # a run stops after this long (zkl-bench's RUN_CAP_S)
+FILL_CHUNK = 500
+
+
+def dir_clear(zk, path):
+    """Deletes every child of path, FILL_CHUNK per transaction."""
+    kids = zk.get_children(path)
+    for i in range(0, len(kids), FILL_CHUNK):
+        t = zk.transaction()
+        for k in kids[i:i + FILL_CHUNK]:
+            t.delete(path + "/" + k)
+        t.commit()
+
+
+def dir_fill(zk, path, n):
+    """Makes path hold exactly n items entry-100-<seq>."""
+    have = zk.exists(path).children_count
+    if have > n:
+        dir_clear(zk, path)
+        have = 0
+    while have < n:
+        k = min(FILL_CHUNK, n - have)
+        t = zk.transaction()
+        for _ in range(k):
+            t.create(path + "/entry-100-", PAYLOAD, sequence=True)
+        t.commit()
+        have += k
+
+
+def s9_once(args, zk, case, q, lq):
+    """One run of a case with the Queue q and the LockingQueue lq (their
+    paths made); (items/s, latencies, items, server delta)."""
+    batch = args.batch
+    if case == "put":
+        dir_clear(zk, q.path)
+
+        def op(left):
+            q.put(PAYLOAD)
+            return 1
+    elif case.startswith("put-"):
+        dir_clear(zk, lq.path + "/entries")
+
+        def op(left):
+            k = min(batch, left)
+            lq.put_all([PAYLOAD] * k)
+            return k
+    elif case.startswith("take"):  # take-B: the same loop (no batch take)
+        dir_fill(zk, q.path, args.items)
+
+        def op(left):
+            if q.get() != PAYLOAD:
+                raise RuntimeError("Queue.get: not the item put")
+            return 1
+    else:
+        dir_fill(zk, lq.path + "/entries", args.items)
+
+        def op(left):
+            if lq.get(timeout=10) != PAYLOAD or not lq.consume():
+                raise RuntimeError("LockingQueue.get/consume failed")
+            return 1
+    lat = []
+    done = 0
+    a = srv_sample(args.hosts)
+    t0 = time.monotonic()
+    while done < args.items and time.monotonic() - t0 < RUN_CAP_S:
+        t1 = now_ns()
+        done += op(args.items - done)
+        lat.append((now_ns() - t1) / 1e3)
+    elapsed = time.monotonic() - t0
+    d = srv_delta(a, srv_sample(args.hosts))
+    return done / elapsed, lat, done, d
+
+
+def s9(args, root):
+    zk = client(args.hosts)
+    qpath, lqpath = root + "/s9-queue", root + "/s9-locking"
+    try:
+        zk.ensure_path(qpath)
+        zk.ensure_path(lqpath + "/entries")
+        zk.ensure_path(lqpath + "/taken")
+        # warm: the connection, the objects' paths
+        q, lq = zk.Queue(qpath), zk.LockingQueue(lqpath)
+        for _ in range(10):
+            q.put(PAYLOAD)
+            q.get()
+            lq.put(PAYLOAD)
+            lq.get(timeout=10)
+            lq.consume()
+        cases = ["put", "put-%d" % args.batch, "take", "take-%d" % args.batch,
+                 "claim+ack"]
+        for case in cases:
+            rates, lat, items, srv = [], [], 0, None
+            for _ in range(args.reps):
+                rate, l, n, d = s9_once(args, zk, case, q, lq)
+                rates.append(rate)
+                lat += l
+                items += n
+                srv = d if srv is None else {k: srv[k] + d[k] for k in d}
+                if n < args.items:
+                    print("kazoo_bench: S9 %s: a run stopped after %d s with "
+                          "%d of %d items" % (case, RUN_CAP_S, n, args.items),
+                          file=sys.stderr)
+            add("9", case, "items/s", "1/s", quantile(rates, 0.5), n=items)
+            add_samples("9", case, "latency", "us", lat)
+            add_server("9", case, "item", srv, items)
+            print("  S9 %s done" % case, flush=True)
+    finally:
+        close(zk)
+
+
+# ---- S10 --------------------------------------------------------------------
+
+HERD_SESSION_S = 30.0  # consumers' sessions, as zkl-bench's
+HERD_WAIT_S = 120.0
+HERD_CAP_S = 60.0
+SETTLE_CAP_S = 10.0
+BLOCKED_HOLD_S = 0.3
+SETTLE_HOLD_S = 0.05
+STOP_ITEM = b"stop"
+
+
+class Herd(object):
+    def __init__(self):
+        self.cv = threading.Condition()
+        self.entered = 0
+        self.consumed = 0
+        self.exited = 0
+        self.t_last = 0
+
+
+class HerdConsumer(threading.Thread):
+    """A LockingQueue consumer on its own session: get (blocking), consume,
+    until a stop item."""
+
+    def __init__(self, hosts, path, herd):
+        super().__init__(daemon=True)
+        self.zk = client(hosts, timeout=HERD_SESSION_S)
+        self.q = self.zk.LockingQueue(path)
+        self.herd = herd
+
+    def run(self):
+        h = self.herd
+        with h.cv:
+            h.entered += 1
+        try:
+            while True:
+                v = self.q.get(timeout=HERD_WAIT_S)
+                if v is None:
+                    continue
+                t = now_ns()
+                if not self.q.consume():
+                    ERRORS.append("S10: LockingQueue.consume failed")
+                if v == STOP_ITEM:
+                    break
+                with h.cv:
+                    h.t_last = t
+                    h.consumed += 1
+                    h.cv.notify_all()
+        except Exception as e:  # reported, the run goes on
+            ERRORS.append("S10 consumer: %s: %s" % (type(e).__name__, e))
+        finally:
+            with h.cv:
+                h.exited += 1
+
+
+def herd_quiet(args, herd, consumed, watches, intervals, hold_s, pause_s,
+               cap_s, last, samples):
+    """As zkl-bench's herd_quiet(): waits (without sampling) until consumed
+    items are consumed, then samples until the watch count is unchanged and
+    no packet came in or went out for `intervals` samples, and either the
+    watch count is `watches` or all that held for hold_s.  (ok, last
+    sample, samples taken)."""
+    start = time.monotonic()
+    with herd.cv:
+        if not herd.cv.wait_for(lambda: herd.consumed >= consumed, cap_s):
+            return False, last, samples
+    quiet, since = 0, 0.0
+    while True:
+        now = time.monotonic()
+        s = srv_sample(args.hosts)
+        samples += 1
+        d = srv_delta(last, s)
+        ok = (s["watches"] == last["watches"] and d["requests"] < 0.5
+              and not d["notifications"] > 0.5)
+        if not ok:
+            quiet = 0
+        else:
+            if quiet == 0:
+                since = now
+            quiet += 1
+        last = s
+        if quiet >= intervals and (s["watches"] == watches
+                                   or now - since >= hold_s):
+            return True, last, samples
+        if time.monotonic() - start > cap_s:
+            return False, last, samples
+        time.sleep(pause_s)
+
+
+def s10_run(args, root, c):
+    path = "%s/s10-%d" % (root, c)
+    case = "C=%d" % c
+    herd = Herd()
+    prod = client(args.hosts)
+    consumers = []
+    try:
+        q = prod.LockingQueue(path)
+        q.put(b"warm")  # the paths made, unmeasured
+        q.get(timeout=10)
+        q.consume()
+        before = srv_sample(args.hosts)
+        consumers = [HerdConsumer(args.hosts, path, herd) for _ in range(c)]
+        for k in consumers:
+            k.start()
+        deadline = time.monotonic() + 60
+        while herd.entered < c and time.monotonic() < deadline:
+            time.sleep(0.005)
+        # every consumer blocked, then one put, unmeasured
+        cap = 30 + 0.03 * c
+        last = srv_sample(args.hosts)
+        while last["watches"] < before["watches"] + c and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+            last = srv_sample(args.hosts)
+        ok, last, _ = herd_quiet(args, herd, 0, -1, 3, BLOCKED_HOLD_S, 0.02,
+                                 cap, last, 0)
+        if ok and last["watches"] >= before["watches"] + c:
+            q.put(PAYLOAD)
+            ok, last, _ = herd_quiet(args, herd, 1, -1, 3, BLOCKED_HOLD_S,
+                                     0.02, cap, last, 0)
+        if not ok:
+            ERRORS.append("S10 C=%d: the consumers did not all block" % c)
+            return
+        b0, samples, lat, unsettled, done = last, 0, [], 0, 0
+        t_cap = time.monotonic() + HERD_CAP_S
+        while done < args.puts and time.monotonic() < t_cap:
+            t = now_ns()
+            q.put(PAYLOAD)
+            ok, last, samples = herd_quiet(args, herd, done + 2, b0["watches"],
+                                           2, SETTLE_HOLD_S, 0.002,
+                                           SETTLE_CAP_S, last, samples)
+            if not ok:
+                unsettled += 1
+                if herd.consumed < done + 2:
+                    ERRORS.append("S10 C=%d: put %d not consumed" % (c, done + 1))
+                    break
+            lat.append((herd.t_last - t) / 1e3)
+            done += 1
+        if done < args.puts:
+            print("kazoo_bench: S10 C=%d: %d of %d puts in %d s"
+                  % (c, done, args.puts, HERD_CAP_S), file=sys.stderr)
+        if unsettled:
+            print("kazoo_bench: S10 C=%d: %d puts not followed by a quiet "
+                  "server within %d s" % (c, unsettled, SETTLE_CAP_S),
+                  file=sys.stderr)
+        if done:
+            d = srv_delta(b0, last, samples)
+            add_samples("10", case, "delivery", "us", lat)
+            add_server("10", case, "put", d, done)
+            add("10", case, "notified/put", "",
+                d["notifications"] / done, n=done)
+            add("10", case, "watches/waiter", "",
+                (b0["watches"] - before["watches"]) / c, n=c)
+        print("  S10 %s: %d puts" % (case, done), flush=True)
+    finally:
+        if consumers:
+            try:
+                q.put_all([STOP_ITEM] * len(consumers))
+            except Exception as e:
+                ERRORS.append("S10: the stop items: %s" % e)
+            deadline = time.monotonic() + 30 + 0.1 * c
+            for k in consumers:
+                k.join(max(0.1, deadline - time.monotonic()))
+            if herd.exited < len(consumers):
+                ERRORS.append("S10 C=%d: %d consumers did not stop"
+                              % (c, len(consumers) - herd.exited))
+            for k in consumers:
+                close(k.zk)
+        close(prod)
+
+
+def s10(args, root):
+    for c in (int(x) for x in args.consumers.split(",")):
+        s10_run(args, root, c)
+
+
 # ---- main -------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -490,7 +805,7 @@ def parse_args(argv):
     p.add_argument("-s", "--hosts",
                    default=os.environ.get("ZKL_TEST_HOSTS") or "127.0.0.1:2181")
     p.add_argument("-q", "--quick", action="store_true")
-    p.add_argument("--only", default="1,3,6")
+    p.add_argument("--only", default="1,3,6,9,10")
     p.add_argument("--iters", type=int, default=100 if quick else 1000)
     p.add_argument("--duration", type=float, default=0.5 if quick else 3.0)
     p.add_argument("--reps", type=int, default=1 if quick else 3)
@@ -498,7 +813,13 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=5 if quick else 50)
     p.add_argument("--kill-rounds", type=int, default=1 if quick else 3)
     p.add_argument("--kill-timeout", type=int, default=1000 if quick else 2000)
+    p.add_argument("--items", type=int, default=200 if quick else 2000)
+    p.add_argument("--batch", type=int, default=100)
+    p.add_argument("--consumers", default="1,4" if quick else "1,10,100")
+    p.add_argument("--puts", type=int, default=5 if quick else 100)
     p.add_argument("--csv")
+    p.add_argument("--no-table", action="store_true",
+                   help="no table on stdout (zkl-bench prints the rows)")
     return p.parse_args(argv)
 
 
@@ -525,6 +846,10 @@ def main(argv):
             s6_resign(args, root)
             s6_killed(args, root)
             print("  S6 done", flush=True)
+        if 9 in only:
+            s9(args, root)
+        if 10 in only:
+            s10(args, root)
     finally:
         admin.delete(root, recursive=True)
         try:
@@ -532,7 +857,8 @@ def main(argv):
         except Exception:
             pass
         close(admin)
-    print_table()
+    if not args.no_table:
+        print_table()
     if args.csv:
         write_csv(args.csv)
     for e in ERRORS:

@@ -9,8 +9,11 @@
 noinst_PROGRAMS += bench/zkl-bench
 bench_zkl_bench_SOURCES = bench/bench.h bench/zkl-bench.c bench/stats.c \
 	bench/server.c bench/floor.c bench/targets.c bench/sc-cycle.c \
-	bench/sc-handoff.c bench/sc-queue.c bench/sc-election.c bench/sc-async.c
-bench_zkl_bench_CFLAGS = $(AM_CFLAGS) $(UUID_CFLAGS)
+	bench/sc-handoff.c bench/sc-queue.c bench/sc-election.c bench/sc-async.c \
+	bench/sc-dqueue.c
+# where zkl-bench finds kazoo_bench.py (--kazoo-script overrides it)
+bench_zkl_bench_CFLAGS = $(AM_CFLAGS) $(UUID_CFLAGS) \
+	-DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
 bench_zkl_bench_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(UUID_LIBS) \
 	$(PTHREAD_LIBS) -lm
 

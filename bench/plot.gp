@@ -1,9 +1,10 @@
-# bench/plot.gp - the two plots of zkl-bench, from data files that
+# bench/plot.gp - the plots of zkl-bench, from data files that
 # bench/run-bench.sh extracts from the CSV.
 #   gnuplot -e "dir='OUT'; configs='fsync nosync'" bench/plot.gp
-# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo zkl-loop") and
-# OUT/wake-<config>.dat ("Q floor zkl"), writes OUT/handoffs.png and
-# OUT/wake-bytes.png: one panel per server config.
+# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo zkl-loop"),
+# OUT/wake-<config>.dat ("Q floor zkl") and OUT/herd-<config>.dat ("C floor
+# zkl zkl-claim kazoo"), writes OUT/handoffs.png, OUT/wake-bytes.png and
+# OUT/herd-bytes.png: one panel per server config.
 if (!exists("dir")) dir = "."
 if (!exists("configs")) configs = "fsync nosync"
 n = words(configs)
@@ -42,5 +43,23 @@ do for [i = 1:n] {
   f = dir."/wake-".c.".dat"
   plot f using 1:2 title "floor (re-lists on wake)" lw 2 pt 7, \
        f using 1:3 title "zkl" lw 2 pt 5
+}
+unset multiplot
+
+set output dir."/herd-bytes.png"
+set key top left
+set multiplot layout 1, n title "Herd (S10): server bytes per put vs blocked consumers"
+set logscale xy 10
+set xlabel "consumers blocked in a take (C, one session each)"
+set ylabel "server bytes per put (requests + replies)"
+set yrange [*:*]
+do for [i = 1:n] {
+  c = word(configs, i)
+  set title "server: ".c
+  f = dir."/herd-".c.".dat"
+  plot f using 1:2 title "floor (the recipe: all watch the children)" lw 2 pt 7, \
+       f using 1:3 title "zkl take" lw 2 pt 5, \
+       f using 1:4 title "zkl claim+ack" lw 2 pt 13, \
+       f using 1:5 title "kazoo LockingQueue" lw 2 pt 9
 }
 unset multiplot

@@ -9,9 +9,10 @@
 # 127.0.0.1 (tests/zkharness.sh; stopped again on every exit path):
 #   fsync   forceSync=yes: every transaction is fsync'ed (ZooKeeper's default)
 #   nosync  forceSync=no: the harness's default for tests
-# and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6
-# with Debian's python3-kazoo, /usr/bin/python3) and then zkl-bench, which
-# merges kazoo's rows into its table, CSV and targets.  It checks from the
+# and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6,
+# 9, 10 with Debian's python3-kazoo, /usr/bin/python3) and then zkl-bench,
+# which merges kazoo's rows into its table, CSV and targets (--merge: it does
+# not run kazoo itself then).  It checks from the
 # server's own fsync counter that the config took effect.
 #
 # Writes into DIR (default bench-out):
@@ -21,6 +22,7 @@
 #   summary.md            configs side by side (markdown), targets first
 #   handoffs.png          handoffs/s vs N: floor, zkl, kazoo
 #   wake-bytes.png        server bytes per handoff vs queue length
+#   herd-bytes.png        server bytes per put vs blocked consumers (S10)
 # Exit status: 0 when every run completed (missed targets are reported, not
 # failures), 1 otherwise.
 set -euo pipefail
@@ -207,6 +209,16 @@ for config in $configs; do
                   printf "%d %s %s\n", q, ((q, "floor") in v) ? v[q, "floor"] : "?",
                       ((q, "zkl") in v) ? v[q, "zkl"] : "?" } }
     ' "$out/bench.csv" >"$out/wake-$config.dat"
+    awk -F, -v c="$config" '
+        $1 == c && $2 == "m" && $3 == 10 && $6 == "bytes/put" && $4 ~ /^C=[0-9]+$/ {
+            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
+            v[n, $5] = $8 }
+        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
+        END { print "# C floor zkl zkl-claim kazoo"
+              for (i = 1; i <= k; i++) { n = ns[i]
+                  printf "%d %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"),
+                      f(n, "zkl-claim"), f(n, "kazoo") } }
+    ' "$out/bench.csv" >"$out/herd-$config.dat"
 done
 if command -v gnuplot >/dev/null 2>&1; then
     if ! gnuplot -e "dir='$out'; configs='$configs'" "$here/plot.gp"; then
@@ -216,5 +228,5 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     printf '%s: warning: no gnuplot (apt-get install gnuplot-nox): no plots\n' "$me" >&2
 fi
-printf '%s: results in %s (summary.md, bench.csv, handoffs.png, wake-bytes.png)\n' "$me" "$out"
+printf '%s: results in %s (summary.md, bench.csv, handoffs.png, wake-bytes.png, herd-bytes.png)\n' "$me" "$out"
 exit "$status"

@@ -96,6 +96,12 @@ int srv_sample(const char *hosts, srv_counters_t *out) {
   out->writes = mntr_value(m, "zk_cnt_updatelatency");
   out->watches = mntr_value(m, "zk_watch_count");
   out->fsyncs = mntr_value(m, "zk_cnt_fsynctime"); /* NAN if not counted */
+  /* not zk_packets_sent, which counts a 4lw answer in chunks of varying
+   * number: the watchers each kind of event triggered, summed */
+  out->notifications = mntr_value(m, "zk_sum_node_created_watch_count") +
+                       mntr_value(m, "zk_sum_node_deleted_watch_count") +
+                       mntr_value(m, "zk_sum_node_changed_watch_count") +
+                       mntr_value(m, "zk_sum_node_children_watch_count");
   free(m);
   char *s = four_letters(hosts, "srvr");
   if (s != NULL) {
@@ -116,18 +122,24 @@ static void raw_delta(const srv_counters_t *a, const srv_counters_t *b,
   d->writes = b->writes - a->writes;
   d->watches = b->watches - a->watches;
   d->fsyncs = b->fsyncs - a->fsyncs;
+  d->notifications = b->notifications - a->notifications;
   d->zxid = a->zxid >= 0 && b->zxid >= 0 ? b->zxid - a->zxid : -1;
+}
+
+void srv_delta_n(const srv_counters_t *a, const srv_counters_t *b,
+                 int samples, srv_counters_t *out) {
+  raw_delta(a, b, out);
+  out->packets_received -= samples * overhead.packets_received;
+  out->packets_sent -= samples * overhead.packets_sent;
+  out->bytes_received -= samples * overhead.bytes_received;
+  out->response_bytes -= samples * overhead.response_bytes;
+  out->reads -= samples * overhead.reads;
+  out->writes -= samples * overhead.writes;
 }
 
 void srv_delta(const srv_counters_t *a, const srv_counters_t *b,
                srv_counters_t *out) {
-  raw_delta(a, b, out);
-  out->packets_received -= overhead.packets_received;
-  out->packets_sent -= overhead.packets_sent;
-  out->bytes_received -= overhead.bytes_received;
-  out->response_bytes -= overhead.response_bytes;
-  out->reads -= overhead.reads;
-  out->writes -= overhead.writes;
+  srv_delta_n(a, b, 1, out);
 }
 
 void srv_add(srv_counters_t *sum, const srv_counters_t *d) {
@@ -138,6 +150,7 @@ void srv_add(srv_counters_t *sum, const srv_counters_t *d) {
   sum->reads += d->reads;
   sum->writes += d->writes;
   sum->fsyncs += d->fsyncs;
+  sum->notifications += d->notifications;
 }
 
 /* The smallest difference over a few back-to-back samples is what one
@@ -154,6 +167,7 @@ int srv_calibrate(const char *hosts) {
   }
   overhead.watches = 0;
   overhead.fsyncs = 0;
+  overhead.notifications = 0;
   overhead.zxid = 0;
   return 0;
 }

@@ -234,9 +234,12 @@ static const char *scenario_title(const char *s) {
                                  "S4 wake cost vs queue length",
                                  "S5 read/write lock",
                                  "S6 election takeover",
-                                 "S7 memory per waiter"};
+                                 "S7 memory per waiter",
+                                 "S8 pending async locks",
+                                 "S9 queue throughput",
+                                 "S10 queue herd: server work per put"};
   int i = atoi(s);
-  return i >= 1 && i <= 7 ? titles[i] : s;
+  return i >= 1 && i <= 10 ? titles[i] : s;
 }
 
 static void fmt_num(char *buf, size_t len, double v) {

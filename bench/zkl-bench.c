@@ -3,15 +3,27 @@
  *
  *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
  *
+ * kazoo's side of a scenario (1, 3, 6, 9, 10) is run by this program
+ * itself, right after its own, against the same server (kazoo_bench.py
+ * --only N, Debian's /usr/bin/python3 with python3-kazoo), and its rows
+ * merged: one run, side by side.  --merge FILE (rows of an earlier
+ * kazoo_bench.py run, as bench/run-bench.sh does) or --kazoo none turns
+ * that off; without python3-kazoo the kazoo rows stay empty.
+ *
  * Every scenario is bounded in time and operations; the run works in a
  * private tree /zkl-bench/<pid>-<time> that it deletes at the end.  Targets
  * are reported (met / MISSED), never asserted: the exit status is 0 when
  * every scenario ran, 1 when one failed, 2 for a usage error. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,10 +116,10 @@ static void usage(FILE *f) {
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
-"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-8)\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-10)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
 "      --duration SEC    S3/S5 seconds per run (default 3)\n"
-"      --reps N          S3/S5 runs of floor and zkl, in turns (default 3)\n"
+"      --reps N          S3/S5/S9 runs of floor and zkl, in turns (default 3)\n"
 "      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
 "      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
 "      --readers N       S5 readers (default 32)\n"
@@ -117,6 +129,13 @@ static void usage(FILE *f) {
 "      --kill-timeout MS S6 session timeout of the killed leader (default 2000)\n"
 "      --waiters N       S7 waiting mutex objects (default 1000)\n"
 "      --pending N       S8 pending async acquisitions (default 10000)\n"
+"      --items N         S9 items per run (default 2000)\n"
+"      --batch N         S9 items per batch put and take (default 100)\n"
+"      --consumers LIST  S10 blocked consumer counts (default 1,10,100)\n"
+"      --puts N          S10 puts per consumer count (default 100)\n"
+"      --kazoo LIST      scenarios whose kazoo side this run runs itself\n"
+"                        (default 1,3,6,9,10 of --only; \"none\" with --merge)\n"
+"      --kazoo-script F  kazoo_bench.py (default: the source tree's)\n"
 "      --config LABEL    server config label for the table and CSV\n"
 "      --csv FILE        write every result and target as CSV\n"
 "      --merge FILE      add rows of another run (bench/kazoo_bench.py --csv)\n"
@@ -147,6 +166,7 @@ static int parse_int(const char *s, int lo, int hi, int *out) {
 static void defaults(bench_opts_t *o, int quick) {
   static const int ns[] = {2, 8, 32, 128}, qs[] = {10, 100, 1000};
   static const int qns[] = {2, 8}, qqs[] = {10, 100};
+  static const int cs[] = {1, 10, 100}, qcs[] = {1, 4};
   o->iters = quick ? 100 : 1000;
   o->duration_s = quick ? 0.5 : 3;
   o->reps = quick ? 1 : 3;
@@ -161,11 +181,22 @@ static void defaults(bench_opts_t *o, int quick) {
   o->kill_timeout_ms = quick ? 1000 : 2000;
   o->waiters = quick ? 100 : 1000;
   o->pending = quick ? 200 : 10000;
+  o->items = quick ? 200 : 2000;
+  o->batch = 100;
+  o->n_consumers = quick ? 2 : 3;
+  memcpy(o->consumers, quick ? qcs : cs, sizeof(int) * (size_t)o->n_consumers);
+  o->puts = quick ? 5 : 100;
 }
 
 enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_READERS, OPT_WRITERS, OPT_ROUNDS, OPT_KILL_ROUNDS, OPT_KILL_TIMEOUT,
-       OPT_WAITERS, OPT_PENDING, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS };
+       OPT_WAITERS, OPT_PENDING, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS,
+       OPT_ITEMS, OPT_BATCH, OPT_CONSUMERS, OPT_PUTS, OPT_KAZOO,
+       OPT_KAZOO_SCRIPT };
+
+/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10. */
+#define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
+                         (1u << 10))
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -188,6 +219,12 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"config", required_argument, NULL, OPT_CONFIG},
       {"csv", required_argument, NULL, OPT_CSV},
       {"merge", required_argument, NULL, OPT_MERGE},
+      {"items", required_argument, NULL, OPT_ITEMS},
+      {"batch", required_argument, NULL, OPT_BATCH},
+      {"consumers", required_argument, NULL, OPT_CONSUMERS},
+      {"puts", required_argument, NULL, OPT_PUTS},
+      {"kazoo", required_argument, NULL, OPT_KAZOO},
+      {"kazoo-script", required_argument, NULL, OPT_KAZOO_SCRIPT},
       {NULL, 0, NULL, 0}};
   /* --quick first: the other options then override its defaults */
   int quick = 0;
@@ -197,7 +234,11 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
   memset(o, 0, sizeof *o);
   defaults(o, quick);
   o->quick = quick;
-  o->only = 0x1fe;
+  o->only = 0x7fe;
+  int kazoo_set = 0;
+#ifdef BENCH_SRCDIR
+  o->kazoo_script = BENCH_SRCDIR "/kazoo_bench.py";
+#endif
   o->config = "default";
   o->hosts = getenv("ZKL_TEST_HOSTS");
   if (o->hosts == NULL || *o->hosts == '\0') o->hosts = "127.0.0.1:2181";
@@ -212,7 +253,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       n = parse_list(optarg, list, BENCH_MAX_LIST);
       o->only = 0;
       for (int i = 0; i < n; i++)
-        if (list[i] <= 8) o->only |= 1u << list[i];
+        if (list[i] <= 10) o->only |= 1u << list[i];
       bad = n <= 0 || o->only == 0;
       break;
     case OPT_ITERS: bad = parse_int(optarg, 1, 1000000, &o->iters); break;
@@ -238,6 +279,25 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       break;
     case OPT_WAITERS: bad = parse_int(optarg, 1, 10000, &o->waiters); break;
     case OPT_PENDING: bad = parse_int(optarg, 1, 100000, &o->pending); break;
+    case OPT_ITEMS: bad = parse_int(optarg, 1, 20000, &o->items); break;
+    case OPT_BATCH: bad = parse_int(optarg, 1, 1000, &o->batch); break;
+    case OPT_CONSUMERS:
+      n = parse_list(optarg, o->consumers, BENCH_MAX_LIST);
+      o->n_consumers = n;
+      for (int i = 0; i < n; i++) bad |= o->consumers[i] > 1000;
+      bad |= n <= 0;
+      break;
+    case OPT_PUTS: bad = parse_int(optarg, 1, 100000, &o->puts); break;
+    case OPT_KAZOO:
+      kazoo_set = 1;
+      o->kazoo = 0;
+      if (strcmp(optarg, "none") == 0) break;
+      n = parse_list(optarg, list, BENCH_MAX_LIST);
+      for (int i = 0; i < n; i++)
+        if (list[i] <= 10) o->kazoo |= 1u << list[i];
+      bad = n <= 0;
+      break;
+    case OPT_KAZOO_SCRIPT: o->kazoo_script = optarg; break;
     case OPT_CONFIG: o->config = optarg; break;
     case OPT_CSV: o->csv_path = optarg; break;
     case OPT_MERGE: o->merge_path = optarg; break;
@@ -248,7 +308,107 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
     usage(stderr);
     return -1;
   }
+  /* kazoo's scenarios: what kazoo_bench.py has, unless rows come merged */
+  if (!kazoo_set) o->kazoo = o->merge_path != NULL ? 0 : KAZOO_SCENARIOS;
+  o->kazoo &= o->only & KAZOO_SCENARIOS;
   return 0;
+}
+
+/* ---- kazoo's side, run from here ------------------------------------------------ */
+
+#define KAZOO_PYTHON "/usr/bin/python3" /* Debian's, where python3-kazoo is */
+
+static void list_arg(char *buf, size_t len, const int *v, int n) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "", v[i]);
+}
+
+/* Runs argv (stdout to our stderr: our stdout is the table; quiet: both to
+ * /dev/null); its exit status, or -1. */
+static int run_child(char *const argv[], int quiet) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  } else {
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  }
+  extern char **environ;
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Whether kazoo can run here: the script, the python, its kazoo.  Once. */
+static int kazoo_ready(const bench_opts_t *o) {
+  static int ready = -1;
+  if (ready >= 0) return ready;
+  char *check[] = {KAZOO_PYTHON, "-c", "import kazoo.client", NULL};
+  if (o->kazoo_script == NULL || access(o->kazoo_script, R_OK) != 0) {
+    bench_note("no kazoo_bench.py (--kazoo-script): kazoo rows stay empty");
+    ready = 0;
+  } else if (run_child(check, 1) != 0) {
+    bench_note("%s has no kazoo (apt-get install python3-kazoo): kazoo rows "
+               "stay empty", KAZOO_PYTHON);
+    ready = 0;
+  } else {
+    ready = 1;
+  }
+  return ready;
+}
+
+/* kazoo_bench.py --only id against the same server, with this run's
+ * figures, and its rows merged. */
+static void kazoo_run(const bench_opts_t *o, int id) {
+  if (!(o->kazoo & (1u << id)) || !kazoo_ready(o)) return;
+  const char *tmp = getenv("TMPDIR");
+  char csv[512];
+  snprintf(csv, sizeof csv, "%s/zkl-bench-kazoo.XXXXXX",
+           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+  int fd = mkstemp(csv);
+  if (fd < 0) {
+    bench_fail("kazoo: cannot make a temporary file: %s", strerror(errno));
+    return;
+  }
+  close(fd);
+  char only[8], iters[16], dur[32], reps[16], ns[64], rounds[16], kills[16],
+      ktmo[16], items[16], batch[16], cons[64], puts[16];
+  snprintf(only, sizeof only, "%d", id);
+  snprintf(iters, sizeof iters, "%d", o->iters);
+  snprintf(dur, sizeof dur, "%g", o->duration_s);
+  snprintf(reps, sizeof reps, "%d", o->reps);
+  list_arg(ns, sizeof ns, o->ns, o->n_ns);
+  snprintf(rounds, sizeof rounds, "%d", o->rounds);
+  snprintf(kills, sizeof kills, "%d", o->kill_rounds);
+  snprintf(ktmo, sizeof ktmo, "%d", o->kill_timeout_ms);
+  snprintf(items, sizeof items, "%d", o->items);
+  snprintf(batch, sizeof batch, "%d", o->batch);
+  list_arg(cons, sizeof cons, o->consumers, o->n_consumers);
+  snprintf(puts, sizeof puts, "%d", o->puts);
+  char *argv[] = {KAZOO_PYTHON, (char *)o->kazoo_script, "-s",
+                  (char *)o->hosts, "--only", only, "--csv", csv,
+                  "--no-table", "--iters", iters, "--duration", dur,
+                  "--reps", reps, "--contenders", ns, "--rounds", rounds,
+                  "--kill-rounds", kills, "--kill-timeout", ktmo, "--items",
+                  items, "--batch", batch, "--consumers", cons, "--puts",
+                  puts, NULL};
+  int64_t t0 = bench_now_ns();
+  int rc = run_child(argv, 0);
+  if (rc != 0)
+    bench_fail("kazoo_bench.py --only %d: exit status %d", id, rc);
+  struct stat st;
+  if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
+  unlink(csv);
+  printf("  S%d kazoo done in %.1f s\n", id,
+         (double)(bench_now_ns() - t0) / 1e9);
 }
 
 /* ---- the run -------------------------------------------------------------------- */
@@ -261,7 +421,8 @@ typedef struct scenario {
 static const scenario_t scenarios[] = {
     {1, sc_uncontended}, {2, sc_trylock}, {3, sc_contended},
     {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
-    {7, sc_memory}, {8, sc_pending_async}};
+    {7, sc_memory}, {8, sc_pending_async}, {9, sc_queue_throughput},
+    {10, sc_queue_herd}};
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)
@@ -300,6 +461,7 @@ int main(int argc, char **argv) {
     scenarios[i].run(&o);
     printf("  S%d done in %.1f s\n", scenarios[i].id,
            (double)(bench_now_ns() - t0) / 1e9);
+    kazoo_run(&o, scenarios[i].id); /* kazoo's side, on the same server */
   }
   if (o.merge_path != NULL) results_merge(o.merge_path);
   bench_targets(&o); /* after the merge: some need kazoo's rows */
