@@ -156,7 +156,10 @@ ZKL_EXTERN int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s,
  *                   outcome is unknown (zkl_last_error() says so).
  *   ZKL_ELOST       the session was lost: if the put had been sent, its
  *                   outcome is unknown (zkl_last_error() says so).
- *   ZKL_ECANCELED   zkl_queue_cancel() (or destroy) before it was sent.
+ *   ZKL_ECANCELED   zkl_queue_cancel() (or destroy) before it was sent
+ *                   (nothing appended), or while the outcome of a sent
+ *                   put whose answer was lost was being found out
+ *                   (unknown: zkl_last_error() says so).
  *   ZKL_EBUSY       timeout 0, and a call of another thread on the object
  *                   is underway.
  *   ZKL_EPROTO      the path or its `.zkl` side node kept vanishing under

@@ -256,7 +256,7 @@ typedef struct qcall {
   ref_t *refs;
   size_t from;
   size_t nks;
-  int in_line, retake, fresh;
+  int in_line, retake, fresh, rechecked;
   /* size, remove, ack, nack */
   size_t size;
   char name[NAME_MAX_LEN + 1];
@@ -436,7 +436,8 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
 /* ---- claims ------------------------------------------------------------------- */
 
 /* Records a claim of ours: 0 or ZKL_ENOMEM. */
-static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
+static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid,
+                      int64_t owner) {
   pthread_mutex_lock(&q->own.mu);
   int rc = 0;
   /* one record per item: an older claim of the same item is gone, since
@@ -456,7 +457,7 @@ static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid) {
     struct claim *c = &q->claims[i >= 0 ? (size_t)i : q->n_claims++];
     snprintf(c->name, sizeof c->name, "%s", name);
     c->czxid = czxid;
-    c->sid = zkl_session_id(q->s);
+    c->sid = owner; /* the node's: not the session we are on by now */
     c->doubt = 0;
   }
   pthread_mutex_unlock(&q->own.mu);
@@ -536,7 +537,7 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     x->zrc2 = zkl__zk_get_wait(x->kg[0], ZKL__FOREVER, &data, &len, &st);
     x->kd[0] = x->kg[0] = NULL;
     if (x->zrc == ZOK && x->zrc2 == ZOK) {
-      if (claim_keep(q, x->name, cst.czxid) != 0) {
+      if (claim_keep(q, x->name, cst.czxid, cst.ephemeralOwner) != 0) {
         free(data);
         x->rc = zkl__fail(ZKL_ENOMEM, "no memory for a claim");
         PT_CALL(pt, x->zrc, unclaim(o, x));
@@ -560,9 +561,9 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
    * session timeout, whatever the call's deadline: else the janitor
    * deletes it if it is there and ours) */
   q->listed = 0;
-  PT_CALL(pt, x->rc,
-          zkl__op_connected(o, zkl__deadline_after_ms(
-                                   zkl_session_timeout(q->s))));
+  /* computed once: a PT_CALL's argument is evaluated again at each resume */
+  x->until = zkl__deadline_after_ms(zkl_session_timeout(q->s));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->until));
   if (x->rc != 0) {
     char cpath[CHILD_MAX];
     claim_path(q, x->name, cpath);
@@ -596,6 +597,7 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     }
     if (!mine) PT_RETURN(pt, 0);
     x->czxid = cst.czxid; /* ours: its item? */
+    x->sid = cst.ephemeralOwner;
   }
   {
     char path[CHILD_MAX];
@@ -610,7 +612,7 @@ static int claim_some(zkl__op_t *o, qcall_t *x) {
     int len = 0;
     x->zrc = zkl__zk_get_wait(x->k, ZKL__TRY, &data, &len, &st);
     x->k = NULL;
-    if (x->zrc == ZOK && claim_keep(q, x->name, x->czxid) == 0) {
+    if (x->zrc == ZOK && claim_keep(q, x->name, x->czxid, x->sid) == 0) {
       memset(&cst, 0, sizeof cst);
       cst.czxid = x->czxid;
       item_fill(&x->items[0], x->name, data, len, &cst);
@@ -679,6 +681,10 @@ static int settle_step(zkl__op_t *o, void *ctx) {
                             "(token %llu); settle that one",
                             x->name, (unsigned long long)x->itoken,
                             (unsigned long long)x->czxid));
+  /* the deadline bounds the wait for a connection; a request sent is
+   * waited for until answered (the client answers every one): a late
+   * answer must not pass for a failure */
+  x->dl = ZKL__FOREVER;
   for (x->tries = 0; x->tries < 8; x->tries++) {
     PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
     if (x->rc != 0) {
@@ -728,9 +734,13 @@ static int settle_step(zkl__op_t *o, void *ctx) {
     {
       char cpath[CHILD_MAX];
       claim_path(q, x->name, cpath);
+      /* after a lost answer: a sync first (the server we reach may lag) */
+      x->k2 = x->resent ? zkl__zk_sync_send(q->s, q->taken) : NULL;
       x->k = zkl__zk_exists_send(q->s, cpath, 0);
     }
     Q_AWAIT(o, pt, x, x->k);
+    if (x->k2 != NULL) zkl__zk_wait(x->k2, ZKL__FOREVER);
+    x->k2 = NULL;
     {
       struct Stat cst;
       x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &cst);
@@ -765,7 +775,10 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       PT_RETURN(pt, zkl__fail(ZKL_ELOST, "the claim on %s is gone: another "
                               "consumer may process it", x->name));
     }
-    if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(q, x->zrc, "check the claim"));
+    if (x->zrc != ZOK) {
+      if (x->resent) claim_doubt(q, x->name);
+      PT_RETURN(pt, map_zrc(q, x->zrc, "check the claim"));
+    }
     x->rc = settle_send(x);
     if (x->rc != 0) PT_RETURN(pt, x->rc);
     Q_AWAIT(o, pt, x, x->k);
@@ -775,13 +788,23 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       x->k = NULL;
       if (x->zrc == ZOK) {
         claim_forget_of(q, x->name, x->czxid);
+        /* the kept listing does not have a nacked item (it was claimed):
+         * read again, so that the next claim gets it */
+        if (x->kind == Q_NACK) q->listed = 0;
         PT_RETURN(pt, 0);
       }
       if (retryable(x->zrc)) { /* applied?  the claim tells: look again */
         x->resent = 1;
         continue;
       }
-      /* the item (not the claim: it was there just now) was removed */
+      /* the item (not the claim: it was there just now) was removed --
+       * unless an earlier send of ours, whose answer was lost, did it:
+       * then look again (the claim and the item tell) */
+      if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE && x->resent &&
+          !x->rechecked) {
+        x->rechecked = 1; /* once: a claim still there means not ours */
+        continue;
+      }
       if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE) {
         PT_CALL(pt, x->zrc, unclaim(o, x));
         claim_forget_of(q, x->name, x->czxid);
@@ -790,6 +813,7 @@ static int settle_step(zkl__op_t *o, void *ctx) {
       }
     }
     if (x->zrc == ZNONODE) continue; /* the claim went meanwhile: look */
+    if (x->resent) claim_doubt(q, x->name);
     PT_RETURN(pt, map_zrc(q, x->zrc, x->kind == Q_ACK ? "ack" : "nack"));
   }
   if (x->resent) claim_doubt(q, x->name);
@@ -845,6 +869,14 @@ static int take_step(zkl__op_t *o, void *ctx) {
   if (x->items == NULL)
     PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory for %zu items", x->want));
   for (;;) {
+    /* a line node that went with a lost session is let go first: the
+     * wait for a connection would otherwise say ELOST although a new
+     * session comes (reestablish); the line is joined again on it */
+    if (x->in_line && zkl__contend_hold_health(&q->line) == ZKL_ELOST &&
+        zkl__session_renews(q->s)) {
+      zkl__contend_forsake(&q->line);
+      x->in_line = 0;
+    }
     PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
     if (x->rc != 0) {
       x->rc = not_connected(x, x->rc);
@@ -852,11 +884,7 @@ static int take_step(zkl__op_t *o, void *ctx) {
     }
     if (x->got > 0 && x->kind == Q_CLAIM) { /* made in doubt: ours? */
       if (claim_health_now(q, x->name) == 0) break;
-      claim_drop(q, x);
-    }
-    if (x->in_line && zkl__contend_hold_health(&q->line) == ZKL_ELOST) {
-      zkl__contend_forsake(&q->line); /* gone with its session */
-      x->in_line = 0;
+      claim_give_up(q, x); /* its node, if still ours, to the janitor */
     }
     if (!q->listed || q->next >= q->n ||
         zkl__now_ns() - q->listed_at > LIST_AGE_NS) {
@@ -1228,6 +1256,10 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
                               "bound is %zu", q->root, x->size, q->soft_max));
     if (!x->in_line) {
       PT_CALL(pt, x->rc, zkl__op_acquire(o));
+      if (x->rc == ZKL_ETIMEDOUT) /* behind other producers till then */
+        PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s stayed full (soft bound "
+                                "%zu) until the deadline", q->root,
+                                q->soft_max));
       if (x->rc != 0) PT_RETURN(pt, x->rc);
       x->in_line = 1;
       continue;
@@ -1248,12 +1280,13 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
       PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s stayed full (%zu items, soft "
                               "bound %zu) until the deadline", q->root,
                               x->size, q->soft_max));
-    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
-    if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
-    if (zkl__contend_hold_health(&q->pline) == ZKL_ELOST) {
+    if (zkl__contend_hold_health(&q->pline) == ZKL_ELOST &&
+        zkl__session_renews(q->s)) {
       zkl__contend_forsake(&q->pline); /* went with its session */
       x->in_line = 0;
     }
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   }
   PT_END(pt);
   return 0;
@@ -1357,11 +1390,12 @@ static int put_body(zkl__op_t *o, qcall_t *x) {
      * tells by the marker, after a sync (the server we reach may lag).
      * A resend carries the same marker, so that it fails if the first
      * send is applied after all. */
+    x->until = zkl__deadline_after_ms(zkl_session_timeout(q->s));
     for (;;) {
-      PT_CALL(pt, x->rc,
-              zkl__op_connected(o, zkl__deadline_after_ms(
-                                       zkl_session_timeout(q->s))));
+      PT_CALL(pt, x->rc, zkl__op_connected(o, x->until));
       if (x->rc == 0 && zkl_session_id(q->s) != x->sid) x->rc = ZKL_ELOST;
+      if (x->rc != 0 && x->rc != ZKL_ELOST) /* the marker, if made, goes */
+        zkl__janitor_add_owned(q->s, x->marker, NULL, 0);
       if (x->rc != 0)
         PT_RETURN(pt, zkl__fail(x->rc == ZKL_ETIMEDOUT ? ZKL_ESUSPENDED
                                                        : x->rc,
