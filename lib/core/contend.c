@@ -175,6 +175,14 @@ static void adopt_node(zkl__contender_t *c, char *path,
  * list the children again. */
 #define WINDOW 2
 
+/* A tagged contender's name before its sequence: "w-" and the driver's
+ * marker ("w-lock-0000000042"). */
+#define TAGGED_NAME "w-"
+/* From how many blockers ahead at its last listing a tagged contender
+ * joins without listing (a short queue is listed with the create, in the
+ * same round trip). */
+#define PROBE_AHEAD 4
+
 /* The nearest contenders below our node that can block us, in queue order,
  * from ONE listing.  Nodes created later sort after us, so this list only
  * ever shrinks: it is all a woken waiter needs to re-check. */
@@ -189,6 +197,13 @@ typedef struct queue queue_t;
 static int queue_fill(zkl__contender_t *c, queue_t *q,
                       const struct String_vector *kids);
 static void queue_free(queue_t *q);
+
+/* Hands a create of unknown outcome to the janitor: whatever node it made
+ * goes once the connection is back. */
+static void janitor_unknown(zkl__contender_t *c) {
+  if (c->tagged) zkl__janitor_add_tagged(c->s, c->root, c->prefix);
+  else zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+}
 
 /* Lets go of our node once the session is lost.  If zkl only declared the
  * session lost (silence) the server may still keep it (a partition that
@@ -229,6 +244,7 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
   const char *self = c->node + c->root_len + 1;
   zkl__node_t near[WINDOW]; /* ascending; names borrowed from kids */
   size_t n = 0;
+  c->ahead = 0;
   for (int i = 0; i < kids->count; i++) {
     zkl__node_t x;
     if (strcmp(kids->data[i], self) == 0) {
@@ -239,6 +255,7 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
     if (zkl__name_parse(kids->data[i], &x) != 0 || !c->drv->counts(x.kind) ||
         !c->drv->blocks(x.kind) || zkl__seq_cmp(x.seq, c->seq) >= 0)
       continue;
+    c->ahead++;
     if (n == WINDOW) { /* full: x replaces the lowest, if above it */
       q->more = 1;
       if (zkl__node_cmp(&x, &near[0]) < 0) continue;
@@ -254,6 +271,29 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
     if ((q->lower[q->n].name = strdup(near[q->n].name)) == NULL)
       return ZKL_ENOMEM; /* q->n counts only the names we own */
   }
+  return 0;
+}
+
+/* A tagged contender's guess at the queue below it, with no listing: the
+ * node made just before ours, whose name it knows from our sequence, with
+ * `more` set.  The wait then watches it: when it leaves as holder, every
+ * node below was gone (granted, no listing); when it gave up or never
+ * existed (a node of another name, or of another contender that left),
+ * the waiter lists the queue as after any blocker that gave up. */
+static int queue_guess(zkl__contender_t *c, queue_t *q) {
+  char name[sizeof TAGGED_NAME + 32];
+  int32_t below = (int32_t)((uint32_t)c->seq - 1u);
+  snprintf(name, sizeof name, "%s%s%010d", TAGGED_NAME, c->drv->marker,
+           (int)below);
+  memset(q, 0, sizeof *q);
+  if (zkl__name_parse(name, &q->lower[0]) != 0 ||
+      !c->drv->counts(q->lower[0].kind) || !c->drv->blocks(q->lower[0].kind) ||
+      (q->lower[0].name = strdup(name)) == NULL)
+    return -1;
+  q->n = 1;
+  q->more = 1;
+  q->self_seen = 1;
+  q->listed = 1;
   return 0;
 }
 
@@ -367,6 +407,8 @@ struct zkl__op {
   unsigned conn_epoch;
   /* create_node, ensure_root, recover_create, find_mine */
   char *want_path, *root_path, *found_path;
+  char *want_data;          /* a tagged contender's: prefix, then data  */
+  int want_len, probe;      /* probe: no listing with the create        */
   int parent_tries, tries, root_tries, create_rc, root_rc, recover_rc,
       find_rc, found, zrc, lrc;
   int ki;
@@ -545,16 +587,32 @@ static int op_find_mine(zkl__op_t *o) {
   for (o->ki = 0; o->find_rc == ZOK && o->ki < o->kids.count && !o->found;
        o->ki++) {
     const char *kid = o->kids.data[o->ki];
-    if (!zkl__name_is_mine(kid, c->prefix)) continue;
+    if (!(c->tagged ? zkl__name_is_mine(kid, TAGGED_NAME)
+                    : zkl__name_is_mine(kid, c->prefix)))
+      continue;
     size_t len = c->root_len + 1 + strlen(kid) + 1;
     if ((o->found_path = malloc(len)) == NULL) {
       o->find_rc = ZSYSTEMERROR;
       break;
     }
     snprintf(o->found_path, len, "%s/%s", c->root, kid);
-    PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, o->found_path, 0));
+    /* a tagged contender's node is told by its data, read */
+    PT_REQUEST(o, pt, o->k,
+               c->tagged ? zkl__zk_get_send(c->s, o->found_path, 0)
+                         : zkl__zk_exists_send(c->s, o->found_path, 0));
     struct Stat st;
-    int erc = zkl__zk_exists_wait(o->k, c->dl, &st);
+    int erc;
+    if (c->tagged) {
+      char *data = NULL;
+      int dlen = 0;
+      erc = zkl__zk_get_wait(o->k, c->dl, &data, &dlen, &st);
+      if (erc == ZOK && (data == NULL || dlen < ZKL__PREFIX_LEN ||
+                         memcmp(data, c->prefix, ZKL__PREFIX_LEN) != 0))
+        erc = ZNONODE; /* another's */
+      free(data);
+    } else {
+      erc = zkl__zk_exists_wait(o->k, c->dl, &st);
+    }
     o->k = NULL;
     if (erc == ZOK) {
       adopt_node(c, o->found_path, &st);
@@ -858,16 +916,16 @@ static int listing_fill(zkl__op_t *o) {
   q->self_seen = 1;
   zkl__node_t near[WINDOW];
   size_t n = 0;
-  for (size_t i = lo; i-- > 0;) {
+  int ahead = 0; /* counted up to PROBE_AHEAD */
+  for (size_t i = lo; i-- > 0 && ahead < PROBE_AHEAD;) {
     const zkl__node_t *x = &l->sorted[i];
     if (!c->drv->counts(x->kind) || !c->drv->blocks(x->kind)) continue;
     if (zkl__seq_cmp(x->seq, c->seq) >= 0) return -1; /* not sorted below */
-    if (n == WINDOW) {
-      q->more = 1;
-      break;
-    }
-    near[n++] = *x; /* nearest first */
+    ahead++;
+    if (n == WINDOW) q->more = 1;
+    else near[n++] = *x; /* nearest first */
   }
+  c->ahead = ahead;
   for (; q->n < n; q->n++) { /* ascending, as queue_fill() keeps them */
     q->lower[q->n] = near[n - 1 - q->n];
     if ((q->lower[q->n].name = strdup(near[n - 1 - q->n].name)) == NULL) {
@@ -891,14 +949,14 @@ static int op_recover_create(zkl__op_t *o) {
             op_await_connected(o, o->deadline, op_cancel(o)));
     if (o->recover_rc != 0) { /* a lost session zkl only declared may live */
       if (o->recover_rc != ZKL_ELOST || !zkl__session_gone(c->s))
-        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+        janitor_unknown(c);
       PT_RETURN(pt, o->recover_rc);
     }
     PT_CALL(pt, o->found, op_find_mine(o));
     if (o->found) PT_RETURN(pt, 0);
     if (o->find_rc == ZOK || o->find_rc == ZNONODE) PT_RETURN(pt, 1);
     if (!retryable(o->find_rc)) { /* refused, or no answer in time */
-      zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+      janitor_unknown(c);
       PT_RETURN(pt, map_zrc(c, o->find_rc, "create"));
     }
   }
@@ -938,16 +996,29 @@ static int op_create_node(zkl__op_t *o) {
   zkl__prefix_new(c->prefix);
   size_t want = c->root_len + 1 + ZKL__PREFIX_LEN + strlen(c->drv->marker) + 1;
   if ((o->want_path = malloc(want)) == NULL) PT_RETURN(pt, ZKL_ENOMEM);
-  snprintf(o->want_path, want, "%s/%s%s", c->root, c->prefix, c->drv->marker);
+  snprintf(o->want_path, want, "%s/%s%s", c->root,
+           c->tagged ? TAGGED_NAME : c->prefix, c->drv->marker);
+  o->want_len = c->data_len;
+  if (c->tagged) { /* the prefix leads the data */
+    o->want_len += ZKL__PREFIX_LEN;
+    if ((o->want_data = malloc((size_t)o->want_len)) == NULL)
+      PT_RETURN(pt, ZKL_ENOMEM); /* want_path: freed with o */
+    memcpy(o->want_data, c->prefix, ZKL__PREFIX_LEN);
+    memcpy(o->want_data + ZKL__PREFIX_LEN, c->data, (size_t)c->data_len);
+  }
+  /* a tagged contender that found a long queue last time finds its
+   * predecessor by name instead of listing them all (a try lists) */
+  o->probe = c->tagged && c->ahead >= PROBE_AHEAD && o->deadline != ZKL__TRY;
   for (o->parent_tries = 0, o->tries = 0;; o->tries++) {
-    o->k = zkl__zk_create_send(c->s, o->want_path, c->data, c->data_len,
-                               ZOO_EPHEMERAL_SEQUENTIAL);
+    o->k = zkl__zk_create_send(c->s, o->want_path,
+                               c->tagged ? o->want_data : c->data,
+                               o->want_len, ZOO_EPHEMERAL_SEQUENTIAL);
     /* the first try is answered with a listing too: shared with the other
      * creates of this engine turn, or a blocking call's own */
-    o->lst = o->tries == 0 && o->k != NULL && o->sync == NULL
+    o->lst = o->tries == 0 && o->k != NULL && o->sync == NULL && !o->probe
                  ? listing_join(o)
                  : NULL;
-    o->kl = o->tries == 0 && o->k != NULL && o->sync != NULL
+    o->kl = o->tries == 0 && o->k != NULL && o->sync != NULL && !o->probe
                 ? zkl__zk_children_send(c->s, c->root, 0)
                 : NULL;
     zkl__zcall_notify(o->k, op_post, o);
@@ -966,7 +1037,9 @@ static int op_create_node(zkl__op_t *o) {
       admit_done(o); /* answered (or given up): the next may go */
       if (zrc == ZOK) {
         adopt_node(c, made, &st);
-        if (o->kl != NULL) {
+        if (o->probe) {
+          if (queue_guess(c, &o->q) != 0) queue_free(&o->q); /* lists */
+        } else if (o->kl != NULL) {
           struct String_vector kids = {0, NULL};
           if (zkl__zk_children_wait(o->kl, ZKL__TRY, &kids) != ZOK ||
               queue_fill(c, &o->q, &kids) != 0)
@@ -991,7 +1064,7 @@ static int op_create_node(zkl__op_t *o) {
         o->kl = NULL;
       }
       if (zrc == ZKL__ZTIMEDOUT) { /* it may still be made: not ours */
-        zkl__janitor_add(c->s, c->root, c->prefix, NULL);
+        janitor_unknown(c);
         o->create_rc = map_zrc(c, zrc, "create");
         break;
       }
@@ -1011,6 +1084,8 @@ static int op_create_node(zkl__op_t *o) {
   }
   free(o->want_path);
   o->want_path = NULL;
+  free(o->want_data);
+  o->want_data = NULL;
   PT_RETURN(pt, o->create_rc);
   PT_END(pt);
   return 0;
@@ -1698,6 +1773,7 @@ static void op_free(zkl__op_t *o) {
   listing_leave(o);
   queue_free(&o->q);
   free(o->want_path);
+  free(o->want_data);
   free(o->root_path);
   free(o->found_path);
   zkl__zk_children_free(&o->kids);

@@ -68,6 +68,13 @@ typedef struct zkl__contender {
   int64_t dl;                   /* deadline of each request of the call
                                    in progress                            */
   int no_mark;                  /* our node refused the release's write   */
+  int tagged;                   /* names "w-<marker><seq>", computable from
+                                   the sequence, and the prefix leads the
+                                   data instead: a contender joins a long
+                                   queue without listing it (see
+                                   op_create_node); set after init       */
+  int ahead;                    /* blockers below our node at the last
+                                   listing that showed it (tagged)        */
   atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
   zkl__op_t *op;                /* the operation using it (at most one);

@@ -413,5 +413,10 @@ int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
  * another object of this one) may use once ours is gone. */
 int zkl__janitor_add_owned(zkl_session_t *s, const char *node,
                            const char *data, int len);
+/* The same for a create of unknown outcome whose name says nothing (a
+ * tagged contender's): every child of root whose data starts with `tag`
+ * (a prefix from zkl__prefix_new(), unique) goes. */
+int zkl__janitor_add_tagged(zkl_session_t *s, const char *root,
+                            const char *tag);
 
 #endif /* ZKL_CORE_H */

@@ -11,11 +11,13 @@
 #include "core/core.h"
 
 /* A node to delete, or with node == NULL, every child of root whose name
- * starts with prefix (a create whose outcome is unknown). */
+ * starts with prefix (a create whose outcome is unknown), or with tagged,
+ * whose data starts with it. */
 struct chore {
   zkl__task_t task; /* first: the session hands us back this pointer */
   char *root, *prefix, *node;
   int owned;        /* node: only if it is an ephemeral of this session */
+  int tagged;       /* no node: prefix is a tag leading the data        */
   char *data;       /* owned: ... and its data is this (NULL: any)      */
   int len;
 };
@@ -32,6 +34,25 @@ static void chore_free(zkl__task_t *t) {
 /* Deletes one node; already gone counts as done. */
 static int delete_one(zkl_session_t *s, const char *path) {
   int zrc = zkl__zk_delete(s, ZKL__FOREVER, path);
+  return zrc == ZNONODE ? ZOK : zrc;
+}
+
+/* Deletes path if its data starts with tag (read and deleted at one
+ * version: a node of that name made since is left alone). */
+static int delete_tagged(zkl_session_t *s, const char *path, const char *tag) {
+  struct Stat st;
+  char *data = NULL;
+  int len = 0;
+  size_t tl = strlen(tag);
+  int zrc = zkl__zk_get(s, ZKL__FOREVER, path, 0, &data, &len, &st);
+  int ours = zrc == ZOK && data != NULL && (size_t)len >= tl &&
+             memcmp(data, tag, tl) == 0;
+  free(data);
+  if (ours) {
+    zrc = zkl__zk_wait(zkl__zk_delete_version_send(s, path, st.version),
+                       ZKL__FOREVER);
+    if (zrc == ZBADVERSION) zrc = ZOK;
+  }
   return zrc == ZNONODE ? ZOK : zrc;
 }
 
@@ -71,7 +92,8 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
       zrc = zkl__zk_children(s, ZKL__FOREVER, c->root, 0, &kids);
     if (zrc == ZNONODE) zrc = ZOK; /* no root: nothing of ours in it */
     for (int i = 0; zrc == ZOK && i < kids.count; i++) {
-      if (!zkl__name_is_mine(kids.data[i], c->prefix)) continue;
+      if (!c->tagged && !zkl__name_is_mine(kids.data[i], c->prefix))
+        continue;
       size_t len = strlen(c->root) + strlen(kids.data[i]) + 2;
       char *path = malloc(len);
       if (path == NULL) {
@@ -79,7 +101,7 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
         break;
       }
       snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-      zrc = delete_one(s, path);
+      zrc = c->tagged ? delete_tagged(s, path, c->prefix) : delete_one(s, path);
       free(path);
     }
     zkl__zk_children_free(&kids);
@@ -110,12 +132,15 @@ int zkl__janitor_add_owned(zkl_session_t *s, const char *node,
   return 0;
 }
 
-int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
-                     const char *node) {
+/* Queues a chore on root: node, or with node NULL, every child whose name
+ * (or, tagged, whose data) starts with prefix. */
+static int add_chore(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node, int tagged) {
   struct chore *c = calloc(1, sizeof *c);
   if (c == NULL) return ZKL_ENOMEM;
   c->task.run = chore_run;
   c->task.drop = chore_free;
+  c->tagged = tagged;
   c->root = strdup(root);
   c->prefix = strdup(prefix);
   c->node = node != NULL ? strdup(node) : NULL;
@@ -125,4 +150,14 @@ int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
   }
   zkl__session_defer(s, &c->task);
   return 0;
+}
+
+int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
+                     const char *node) {
+  return add_chore(s, root, prefix, node, 0);
+}
+
+int zkl__janitor_add_tagged(zkl_session_t *s, const char *root,
+                            const char *tag) {
+  return add_chore(s, root, tag, NULL, 1);
 }

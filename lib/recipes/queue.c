@@ -1696,6 +1696,9 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
                                  0, &q->own.cancel_gen);
         if (rc != 0) zkl__contender_fini(&q->line);
       }
+      /* the lines are zkl's own: names a joiner can compute, so that one
+       * joins a long line without listing it (contend.h) */
+      q->line.tagged = q->pline.tagged = 1;
       if (rc != 0) zkl__owner_fini(&q->own);
     }
   }

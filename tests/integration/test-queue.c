@@ -368,6 +368,200 @@ START_TEST(waiting_consumers_in_order_and_herd_free) {
 }
 END_TEST
 
+/* Consumers that take again and again, each on its own session: every
+ * item it took, in order; it stops at an item "end". */
+#define ROUNDS 4
+#define LOOPERS 24
+typedef struct looper {
+  zkl_queue_t *q;
+  int got[ROUNDS * 2], n, canceled, rc;
+  int *taken; /* atomic: the items every looper's take returned */
+} looper_t;
+
+static void *loop_main(void *arg) {
+  looper_t *l = arg;
+  for (;;) {
+    zkl_item_t it;
+    int rc = zkl_queue_take(l->q, 30000, &it);
+    if (rc == ZKL_ECANCELED) { /* told to leave its place: join again */
+      __atomic_add_fetch(&l->canceled, 1, __ATOMIC_SEQ_CST);
+      continue;
+    }
+    if (rc != 0) {
+      l->rc = rc;
+      return NULL;
+    }
+    int end = strcmp(it.data, "end") == 0;
+    if (!end && l->n < ROUNDS * 2) l->got[l->n++] = atoi(it.data);
+    zkl_item_free(&it);
+    __atomic_add_fetch(l->taken, 1, __ATOMIC_SEQ_CST);
+    if (end) return NULL;
+  }
+}
+
+static long response_bytes(void) {
+  char *mntr = it_4lw("mntr");
+  long n = sum_of(mntr, "zk_response_bytes\t");
+  free(mntr);
+  return n;
+}
+
+static void seen_fn(zhandle_t *zh, int type, int state, const char *path,
+                    void *ctx) {
+  (void)zh, (void)state, (void)path;
+  if (type != ZOO_SESSION_EVENT) __atomic_add_fetch((int *)ctx, 1,
+                                                    __ATOMIC_SEQ_CST);
+}
+
+/* Waits until the line node of sequence seq is there (want 1) or gone:
+ * one exists with a watch, and its notification if it has to wait (the
+ * same server work however long the line).  seen outlives the session
+ * (a watch left set may fire later). */
+static void await_node(zkl_session_t *s, const char *wait, int seq, int want,
+                       int *seen) {
+  char path[320];
+  snprintf(path, sizeof path, "%s/w-lock-%010d", wait, seq);
+  struct Stat st;
+  int rc = zoo_wexists(zkl_session_zhandle(s), path, seen_fn, seen, &st);
+  ck_assert_msg(rc == ZOK || rc == ZNONODE, "exists %s: %s", path,
+                zerror(rc));
+  if ((rc == ZOK) == want) return;
+  int64_t until = it_now_ms() + 10000;
+  while (__atomic_load_n(seen, __ATOMIC_SEQ_CST) == 0 && it_now_ms() < until)
+    it_sleep_ms(1);
+  ck_assert_msg(*seen > 0, "%s did not %s", path, want ? "come" : "go");
+}
+
+/* The line as the test expects it: consumers and their node's sequence,
+ * head first. */
+typedef struct line_model {
+  int who[LOOPERS], seq[LOOPERS], w, next_seq;
+  int expect[LOOPERS][ROUNDS * 2], nexp[LOOPERS];
+  int seen[ROUNDS * 2 * LOOPERS * 2 + 8], nseen;
+} line_model_t;
+
+/* Puts item `no` (the no-th) and waits until the head's take has
+ * returned it, its node is gone, and it is back at the tail with the
+ * next sequence (a take that finds an item as it comes takes it without
+ * waiting in the line: the next put waits for that). */
+static void put_and_settle(zkl_queue_t *p, zkl_session_t *ps,
+                           const char *wait, int no, line_model_t *m,
+                           int *taken) {
+  char d[16];
+  snprintf(d, sizeof d, "%d", no);
+  ck_assert_int_eq(zkl_queue_put(p, d, strlen(d), 5000), 0);
+  int64_t until = it_now_ms() + 10000;
+  while (__atomic_load_n(taken, __ATOMIC_SEQ_CST) <= no &&
+         it_now_ms() < until)
+    it_sleep_ms(1);
+  ck_assert_msg(*taken == no + 1, "item %d was not taken", no);
+  int head = m->who[0];
+  m->expect[head][m->nexp[head]++] = no;
+  await_node(ps, wait, m->seq[0], 0, &m->seen[m->nseen++]);
+  memmove(m->who, m->who + 1, (size_t)(m->w - 1) * sizeof *m->who);
+  memmove(m->seq, m->seq + 1, (size_t)(m->w - 1) * sizeof *m->seq);
+  m->who[m->w - 1] = head;
+  m->seq[m->w - 1] = m->next_seq++;
+  await_node(ps, wait, m->seq[m->w - 1], 1, &m->seen[m->nseen++]);
+}
+
+static int int_cmp(const void *a, const void *b) {
+  return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Consumers that come back to the line join it at its tail without
+ * listing it (their names are computable: they watch the node made just
+ * before theirs), so the server's work per put does not grow with the
+ * line; arrival order holds, also when a consumer in the middle leaves
+ * (the one behind it then lists).  The server's bytes per put from the
+ * second round on. */
+static long rejoin_rounds(int w) {
+  char root[128], wait[256];
+  it_root(root, sizeof root, "q-rejoin");
+  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  zkl_session_t *ps = it_session(), *s[LOOPERS];
+  zkl_queue_t *p = queue(ps, root);
+  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0); /* make the path */
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(p, 0, &it), 0);
+  zkl_item_free(&it);
+  looper_t l[LOOPERS];
+  pthread_t th[LOOPERS];
+  static line_model_t m;
+  memset(&m, 0, sizeof m);
+  m.w = w;
+  int taken = 0;
+  for (int i = 0; i < w; i++) {
+    s[i] = it_session();
+    memset(&l[i], 0, sizeof l[i]);
+    l[i].taken = &taken;
+    l[i].q = queue(s[i], root);
+    pthread_create(&th[i], NULL, loop_main, &l[i]);
+    ck_assert_msg(it_wait_children(ps, wait, i + 1, 5000),
+                  "consumer %d did not join the line", i);
+    m.who[i] = i;
+  }
+  struct String_vector v = {0, NULL};
+  ck_assert_int_eq(it_children(ps, wait, &v), w);
+  for (int i = 0; i < w; i++) {
+    ck_assert_msg(strncmp(v.data[i], "w-lock-", 7) == 0 &&
+                      strlen(v.data[i]) == 17,
+                  "line node %s", v.data[i]);
+    m.seq[i] = atoi(v.data[i] + 7);
+  }
+  deallocate_String_vector(&v);
+  qsort(m.seq, (size_t)w, sizeof *m.seq, int_cmp);
+  m.next_seq = m.seq[w - 1] + 1;
+  long before = 0;
+  int no = 0;
+  for (int r = 0; r < ROUNDS; r++) {
+    if (r == 1) before = response_bytes(); /* round 0 is the warm-up */
+    for (int k = 0; k < w; k++, no++)
+      put_and_settle(p, ps, wait, no, &m, &taken);
+  }
+  long per_put = (response_bytes() - before) / ((ROUNDS - 1) * w);
+  /* one in the middle leaves and comes back: the one behind it finds the
+   * node it watched gone and lists the line */
+  int mid = w / 2, who = m.who[mid];
+  ck_assert_int_eq(zkl_queue_cancel(l[who].q), 0);
+  await_node(ps, wait, m.seq[mid], 0, &m.seen[m.nseen++]);
+  memmove(m.who + mid, m.who + mid + 1, (size_t)(w - mid - 1) * sizeof *m.who);
+  memmove(m.seq + mid, m.seq + mid + 1, (size_t)(w - mid - 1) * sizeof *m.seq);
+  m.who[w - 1] = who;
+  m.seq[w - 1] = m.next_seq++;
+  await_node(ps, wait, m.seq[w - 1], 1, &m.seen[m.nseen++]);
+  ck_assert_int_eq(l[who].canceled, 1);
+  for (int k = 0; k < w; k++, no++)
+    put_and_settle(p, ps, wait, no, &m, &taken);
+  for (int i = 0; i < w; i++)
+    ck_assert_int_eq(zkl_queue_put(p, "end", 3, 5000), 0);
+  for (int i = 0; i < w; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < w; i++) {
+    ck_assert_int_eq(l[i].rc, 0);
+    ck_assert_int_eq(l[i].n, m.nexp[i]);
+    for (int j = 0; j < m.nexp[i]; j++)
+      ck_assert_msg(l[i].got[j] == m.expect[i][j],
+                    "consumer %d's item %d: %d, not %d (arrival order)", i, j,
+                    l[i].got[j], m.expect[i][j]);
+    zkl_queue_destroy(l[i].q);
+    zkl_session_close(s[i]);
+  }
+  ck_assert(it_wait_children(ps, wait, 0, 5000));
+  zkl_queue_destroy(p);
+  zkl_session_close(ps);
+  return per_put;
+}
+
+START_TEST(rejoining_consumers_need_no_listing) {
+  long few = rejoin_rounds(2), many = rejoin_rounds(LOOPERS);
+  /* a listing of the line would cost 21 bytes per waiter (a name
+   * "w-lock-0000000042" and its length): 460 bytes more per put */
+  ck_assert_msg(many - few < 22 * 8,
+                "server bytes per put: %ld with %d consumers, %ld with 2",
+                many, LOOPERS, few);
+}
+END_TEST
+
 /* ---- faults ------------------------------------------------------------ */
 
 static int connected(void *s) {
@@ -977,6 +1171,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, unreadable_item_is_not_taken);
   tcase_add_test(tc, take_waits_times_out_and_cancels);
   tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
+  tcase_add_test(tc, rejoining_consumers_need_no_listing);
   tcase_add_test(tc, put_answer_lost_is_applied_once);
   tcase_add_test(tc, ack_answer_lost_then_session_expires);
   tcase_add_test(tc, bound_refuses_puts);
