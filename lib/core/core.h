@@ -388,7 +388,10 @@ typedef struct zkl__mop {
 zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *ops,
                                  int n);
 /* The multi's code; errs[i] (may be NULL) each op's code; made[i] (may be
- * NULL) the path a create made (malloc'ed) or NULL. */
+ * NULL) the path a create made (malloc'ed) or NULL.  When the multi
+ * failed, the op that failed has its own code, the ops after it
+ * ZRUNTIMEINCONSISTENCY, and the ops before it (not applied either) the
+ * multi's code: the failing op is the last not marked so. */
 int zkl__zk_multi_wait(zkl__zcall_t *k, int64_t deadline, int *errs,
                        char **made);
 /* ZooKeeper's `sync`: afterwards this client's reads see everything the

@@ -24,6 +24,9 @@
 
 #define BATCH_MAX 1000     /* items of one put or take                  */
 #define PIPE_MAX 256       /* read+delete pairs sent together            */
+#define BATCH_BYTES 262144 /* a batch take's multi, at most about (the
+                              server refuses requests over jute.maxbuffer,
+                              1 MB by default, closing the connection)   */
 #define STALE_MAX 8        /* confirmed markers waiting for deletion     */
 #define PUT_TRIES 16       /* a put's resends (paths made, not applied)  */
 #define COUNT_AGE_NS 1000000000LL /* a size count older than this is read again */
@@ -251,6 +254,8 @@ typedef struct qcall {
   size_t want, got, sent;
   zkl_item_t *items;
   zkl__zcall_t *kg[PIPE_MAX], *kd[PIPE_MAX];
+  struct bitem *b;      /* a batch take's items, read (PIPE_MAX)        */
+  int stop;             /* a batch take left an item: no further items  */
   zkl__zcall_t **ks;    /* ensure_step's creates */
   struct String_vector kids, tkids; /* list: its own listing */
   ref_t *refs;
@@ -366,6 +371,254 @@ static void item_fill(zkl_item_t *it, const char *name, char *data, int len,
  * and keeps those whose delete was ours: 0 (x->got may still be 0), or a
  * code.  A delete answered by a connection loss makes the listing be read
  * again: the item is taken if it is still there. */
+/* ---- batch take ------------------------------------------------------------
+ * Items are read first, all at once; then ONE multi deletes every item
+ * read (at the version read: only items read are ever deleted, so an item
+ * this session may not read stays), with, in the LockingQueue layout, the
+ * create and delete of its claim (an item someone has claimed fails it).
+ * The server applies one transaction for the batch instead of one per
+ * item.  Should the multi fail (another consumer took an item first), no
+ * item of it was taken: the one that failed is told by its code, and the
+ * others are deleted one multi each, sent together, as a single take does.
+ * So a batch costs two round trips, three at worst, and never skips an
+ * item that is still there (the order a consumer sees stays the queue's). */
+
+enum { B_READ = 1, B_GONE, B_LEFT };
+
+typedef struct bitem {
+  char *data;
+  int len, state;
+  struct Stat st;
+} bitem_t;
+
+static void batch_clear(qcall_t *x) {
+  if (x->b == NULL) return;
+  for (size_t i = 0; i < PIPE_MAX; i++) {
+    free(x->b[i].data);
+    x->b[i].data = NULL;
+    x->b[i].state = 0;
+  }
+}
+
+/* The ops deleting item i of the batch (read at b->st.version) into m,
+ * paths into p (2 × CHILD_MAX): how many. */
+static int batch_ops(const qcall_t *x, size_t i, zkl__mop_t *m, char *p) {
+  const zkl_queue_t *q = x->q;
+  const char *name = q->refs[q->next + i].name;
+  int version = x->b[i].st.version;
+  child_path(q, name, p);
+  if (q->taken == NULL) {
+    m[0] = (zkl__mop_t){ZOO_DELETE_OP, p, NULL, 0, 0, version};
+    return 1;
+  }
+  claim_path(q, name, p + CHILD_MAX);
+  m[0] = (zkl__mop_t){ZOO_CREATE_OP, p + CHILD_MAX, q->id, 32, ZOO_EPHEMERAL,
+                      -1};
+  m[1] = (zkl__mop_t){ZOO_DELETE_OP, p, NULL, 0, 0, version};
+  m[2] = (zkl__mop_t){ZOO_DELETE_OP, p + CHILD_MAX, NULL, 0, 0, -1};
+  return 3;
+}
+
+/* One multi deleting every item of the batch in state B_READ. */
+static zkl__zcall_t *batch_send(qcall_t *x) {
+  size_t n = 0;
+  for (size_t i = 0; i < x->sent; i++) n += x->b[i].state == B_READ;
+  zkl__mop_t *m = calloc(3 * n, sizeof *m);
+  char *paths = malloc(n * 2 * CHILD_MAX);
+  zkl__zcall_t *k = NULL;
+  if (m != NULL && paths != NULL) {
+    int ops = 0;
+    for (size_t i = 0, j = 0; i < x->sent; i++)
+      if (x->b[i].state == B_READ)
+        ops += batch_ops(x, i, m + ops, paths + 2 * CHILD_MAX * j++);
+    k = zkl__zk_multi_send(x->q->s, m, ops);
+  }
+  free(m);
+  free(paths);
+  return k;
+}
+
+/* Item i of the batch is the caller's. */
+static void batch_take(qcall_t *x, size_t i) {
+  zkl_queue_t *q = x->q;
+  item_fill(&x->items[x->got++], q->refs[q->next + i].name, x->b[i].data,
+            x->b[i].len, &x->b[i].st);
+  x->b[i].data = NULL;
+  x->b[i].state = B_GONE;
+}
+
+/* An item's delete failed with zrc: 1 the item is gone for us (taken or
+ * claimed by another, or not ours to delete: noted unreadable), 0 it is
+ * left in the queue (x->retake or x->err say why). */
+static int batch_refused(qcall_t *x, size_t i, int zrc) {
+  zkl_queue_t *q = x->q;
+  const char *name = q->refs[q->next + i].name;
+  free(x->b[i].data);
+  x->b[i].data = NULL;
+  x->b[i].state = B_GONE;
+  if (zrc == ZNONODE || zrc == ZNODEEXISTS) return 1;
+  if (zrc == ZNOAUTH) {
+    note_unreadable(q, x, name);
+    return 1;
+  }
+  x->b[i].state = B_LEFT;
+  if (retryable(zrc) || zrc == ZKL__ZTIMEDOUT || zrc == ZBADVERSION)
+    x->retake = 1; /* read again (a changed item, a lost answer) */
+  else if (x->err == 0)
+    x->err = map_zrc(q, zrc, "take");
+  return 0;
+}
+
+static int take_batch(zkl__op_t *o, qcall_t *x) {
+  zkl_queue_t *q = x->q;
+  pt_t *pt = &x->pt_sub;
+  PT_BEGIN(pt);
+  if (x->b == NULL && (x->b = calloc(PIPE_MAX, sizeof *x->b)) == NULL)
+    PT_RETURN(pt, x->rc = zkl__fail(ZKL_ENOMEM, "no memory for a batch"));
+  x->sent = 0;
+  for (size_t bytes = 0; x->sent < PIPE_MAX && x->got + x->sent < x->want &&
+                         q->next + x->sent < q->n && bytes < BATCH_BYTES;) {
+    char path[CHILD_MAX];
+    const char *name = q->refs[q->next + x->sent].name;
+    child_path(q, name, path);
+    /* what its ops add to the multi: paths, a claim's data and ACL */
+    bytes += 2 * (strlen(path) + strlen(name)) + 160;
+    x->kg[x->sent++] = zkl__zk_get_send(q->s, path, 0);
+  }
+  /* the server answers in order: the last read's answer comes last */
+  zkl__op_notify(o, x->kg[x->sent - 1]);
+  PT_AWAIT(o, pt, zkl__zcall_ready(x->kg[x->sent - 1]), ZKL__FOREVER);
+  x->tries = 0; /* items read */
+  for (size_t i = 0; i < x->sent; i++) {
+    bitem_t *b = &x->b[i];
+    int g = zkl__zk_get_wait(x->kg[i], ZKL__FOREVER, &b->data, &b->len,
+                             &b->st);
+    x->kg[i] = NULL;
+    if (g == ZOK) {
+      b->state = B_READ;
+      x->tries++;
+    } else if (!batch_refused(x, i, g)) {
+      /* not read, so not taken: neither is anything after it (a
+       * consumer's items come in the queue's order) */
+      for (size_t j = i + 1; j < x->sent; j++) {
+        zkl__zk_get_wait(x->kg[j], ZKL__FOREVER, NULL, NULL, NULL);
+        x->kg[j] = NULL;
+      }
+      x->sent = i;
+      x->stop = 1;
+      q->listed = 0;
+      break;
+    }
+  }
+  if (x->tries > 0) {
+    x->k = batch_send(x);
+    if (x->k == NULL) {
+      batch_clear(x);
+      PT_RETURN(pt, x->rc = zkl__fail(ZKL_ENOMEM, "no memory for a batch"));
+    }
+    /* once sent, waited for whatever the deadline: an item deleted is the
+     * caller's and must not be dropped for a late answer */
+    zkl__op_notify(o, x->k);
+    PT_AWAIT(o, pt, zkl__zcall_ready(x->k), ZKL__FOREVER);
+    {
+      int *errs = calloc(3 * PIPE_MAX, sizeof *errs);
+      int zrc = zkl__zk_multi_wait(x->k, ZKL__FOREVER, errs, NULL);
+      x->k = NULL;
+      if (zrc == ZOK) {
+        for (size_t i = 0; i < x->sent; i++)
+          if (x->b[i].state == B_READ) batch_take(x, i);
+      } else if (retryable(zrc) || zrc == ZKL__ZTIMEDOUT || errs == NULL) {
+        /* applied or not, unknown: at-most-once, the items are dropped
+         * (a take whose answer is lost loses what it took) */
+        for (size_t i = 0; i < x->sent; i++)
+          if (x->b[i].state == B_READ) {
+            free(x->b[i].data);
+            x->b[i].data = NULL;
+            x->b[i].state = B_GONE;
+          }
+        x->retake = 1;
+      } else {
+        /* The op that failed tells which item, and why: the server says
+         * ZRUNTIMEINCONSISTENCY for the ops after it, and the ops before
+         * it, not applied, carry the multi's code (zkcall.c) as it does:
+         * the last op not marked so is the one. */
+        size_t failed = x->sent;
+        int code = zrc, op = 0;
+        for (size_t i = 0; i < x->sent; i++) {
+          if (x->b[i].state != B_READ) continue;
+          int nops = q->taken == NULL ? 1 : 3;
+          for (int j = 0; j < nops; j++, op++)
+            if (errs[op] != ZRUNTIMEINCONSISTENCY) {
+              failed = i;
+              code = errs[op];
+            }
+        }
+        if (failed == x->sent) failed = 0, code = zrc; /* not told */
+        while (x->b[failed].state != B_READ) failed++;
+        if (!batch_refused(x, failed, code)) {
+          /* left: the items after it wait for the next read */
+          for (size_t i = failed + 1; i < x->sent; i++) {
+            free(x->b[i].data);
+            x->b[i].data = NULL;
+            x->b[i].state = B_LEFT;
+          }
+        }
+      }
+      free(errs);
+    }
+    /* the rest of a failed batch: one multi each, sent together */
+    x->tries = 0;
+    for (size_t i = 0; i < x->sent; i++) {
+      x->kd[i] = NULL;
+      if (x->b[i].state != B_READ) continue;
+      zkl__mop_t m[3];
+      char *paths = malloc(2 * CHILD_MAX);
+      if (paths != NULL) {
+        int n = batch_ops(x, i, m, paths);
+        x->kd[i] = zkl__zk_multi_send(q->s, m, n);
+        free(paths);
+      }
+      if (x->kd[i] == NULL) { /* not sent: left, read again later */
+        for (size_t j = i; j < x->sent; j++)
+          if (x->b[j].state == B_READ) {
+            free(x->b[j].data);
+            x->b[j].data = NULL;
+            x->b[j].state = B_LEFT;
+          }
+        x->retake = 1;
+        break;
+      }
+      x->tries = (int)i + 1;
+    }
+    if (x->tries > 0) {
+      zkl__op_notify(o, x->kd[x->tries - 1]);
+      PT_AWAIT(o, pt, zkl__zcall_ready(x->kd[x->tries - 1]), ZKL__FOREVER);
+      for (size_t i = 0; i < (size_t)x->tries; i++) {
+        if (x->kd[i] == NULL) continue;
+        int d = zkl__zk_multi_wait(x->kd[i], ZKL__FOREVER, NULL, NULL);
+        x->kd[i] = NULL;
+        if (d == ZOK) batch_take(x, i);
+        else batch_refused(x, i, d);
+      }
+    }
+  }
+  /* an item left (not taken, still there) ends the batch: what follows it
+   * is read again first */
+  for (size_t i = 0; i < x->sent; i++)
+    if (x->b[i].state == B_LEFT) {
+      q->listed = 0;
+      x->stop = 1;
+    }
+  batch_clear(x);
+  q->next += x->sent;
+  if (x->retake) q->listed = 0;
+  if (x->got == 0 && x->err != 0) x->rc = x->err; /* its detail stands */
+  x->err = 0;
+  PT_RETURN(pt, x->rc);
+  PT_END(pt);
+  return 0;
+}
+
 static int take_some(zkl__op_t *o, qcall_t *x) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt_sub;
@@ -894,10 +1147,15 @@ static int take_step(zkl__op_t *o, void *ctx) {
     }
     while (x->got < x->want && q->next < q->n && x->rc == 0 &&
            zkl__now_ns() < x->dl) {
-      x->retake = 0;
-      PT_CALL(pt, x->rc,
-              x->kind == Q_CLAIM ? claim_some(o, x) : take_some(o, x));
-      if (x->retake) break;
+      x->retake = x->stop = 0;
+      /* more than one item to take: the batch's way (one transaction) */
+      if (x->kind == Q_CLAIM)
+        PT_CALL(pt, x->rc, claim_some(o, x));
+      else if (x->want - x->got > 1 && q->n - q->next > 1)
+        PT_CALL(pt, x->rc, take_batch(o, x));
+      else
+        PT_CALL(pt, x->rc, take_some(o, x));
+      if (x->retake || x->stop) break;
     }
     /* The rule of every grant: a claim is reported only while the session
      * that made it is connected and was heard from lately (nothing the
@@ -1469,6 +1727,8 @@ static qcall_t *qcall_new(zkl_queue_t *q, int kind, int64_t timeout_ms) {
 }
 
 static void qcall_free(qcall_t *x) {
+  batch_clear(x);
+  free(x->b);
   zkl__zk_children_free(&x->kids);
   zkl__zk_children_free(&x->tkids);
   free(x->refs);
