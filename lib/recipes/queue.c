@@ -371,6 +371,17 @@ static void item_fill(zkl_item_t *it, const char *name, char *data, int len,
  * and keeps those whose delete was ours: 0 (x->got may still be 0), or a
  * code.  A delete answered by a connection loss makes the listing be read
  * again: the item is taken if it is still there. */
+/* The end of a take's round: the kept listing moves past what was sent
+ * (read again after a retake); what was taken is returned, and a failure
+ * is told only when nothing was (its detail stands).  x->rc. */
+static int take_settle(qcall_t *x) {
+  x->q->next += x->sent;
+  if (x->retake) x->q->listed = 0;
+  if (x->got == 0 && x->err != 0) x->rc = x->err;
+  x->err = 0;
+  return x->rc;
+}
+
 /* ---- batch take ------------------------------------------------------------
  * Items are read first, all at once; then ONE multi deletes every item
  * read (at the version read: only items read are ever deleted, so an item
@@ -610,11 +621,7 @@ static int take_batch(zkl__op_t *o, qcall_t *x) {
       x->stop = 1;
     }
   batch_clear(x);
-  q->next += x->sent;
-  if (x->retake) q->listed = 0;
-  if (x->got == 0 && x->err != 0) x->rc = x->err; /* its detail stands */
-  x->err = 0;
-  PT_RETURN(pt, x->rc);
+  PT_RETURN(pt, take_settle(x));
   PT_END(pt);
   return 0;
 }
@@ -676,12 +683,7 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
     else if (d == ZNOAUTH) note_unreadable(q, x, name);
     else if (d != ZNONODE && x->err == 0) x->err = map_zrc(q, d, "take");
   }
-  q->next += x->sent;
-  if (x->retake) q->listed = 0;
-  /* what was taken is returned; a failure is told when nothing was */
-  if (x->got == 0 && x->err != 0) x->rc = x->err; /* its detail stands */
-  x->err = 0;
-  PT_RETURN(pt, x->rc);
+  PT_RETURN(pt, take_settle(x));
   PT_END(pt);
   return 0;
 }
@@ -1498,6 +1500,11 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
       struct Stat st;
       x->zrc = zkl__zk_exists_wait(x->k, ZKL__TRY, &st);
       x->k = NULL;
+      /* the deadline came during a count: it was full at the last one */
+      if (x->in_line && x->zrc == ZKL__ZTIMEDOUT)
+        PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s stayed full (soft bound "
+                                "%zu) until the deadline", q->root,
+                                q->soft_max));
       if (x->zrc != ZOK && x->zrc != ZNONODE && !retryable(x->zrc))
         PT_RETURN(pt, map_zrc(q, x->zrc, "count"));
       x->size = x->zrc == ZOK && st.numChildren > 0 ? (size_t)st.numChildren

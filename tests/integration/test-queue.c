@@ -3,7 +3,9 @@
  * format, foreign children ignored, blocking takes (deadline, cancel),
  * waiting consumers served in arrival order and herd-free (one watcher of
  * the queue however many wait), a put whose answer is lost applied once,
- * the bound, the async calls, bad input, and no node left behind. */
+ * a line node whose create's answer is lost found again (or deleted by the
+ * janitor), never another's, the bound, the async calls, bad input, and no
+ * node left behind. */
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "itest.h"
 
 #define OP_MULTI 14
+#define PREFIX_LEN 40 /* "_c_<uuid>-": a contender's protected prefix */
 
 static zkl_queue_t *queue_fmt(zkl_session_t *s, const char *path, int format,
                               int prio) {
@@ -148,6 +151,64 @@ END_TEST
 
 /* kazoo's format: entry-<prio>-<seq>, lower priority first; children of
  * another shape are ignored (never taken, never deleted). */
+/* A batch take is one transaction; when it fails on an item it cannot
+ * delete (here: an item with a child), the items before it are still
+ * taken, in order, and the item and those after it stay, for the next
+ * take: the failing op is found in the multi's answer. */
+START_TEST(batch_take_stops_at_an_item_it_cannot_delete) {
+  const int formats[2] = {ZKL_QUEUE_QN, ZKL_QUEUE_LOCKING};
+  for (int f = 0; f < 2; f++) {
+    char root[128], dir[256], child[512];
+    it_root(root, sizeof root, "q-stuck");
+    zkl_session_t *s = it_session();
+    zkl_queue_t *q = queue_fmt(s, root, formats[f], 100),
+                *r = queue_fmt(s, root, formats[f], 100);
+    zkl_buf_t b[5];
+    char data[5][2] = {"0", "1", "2", "3", "4"};
+    for (int i = 0; i < 5; i++) b[i] = (zkl_buf_t){data[i], 1};
+    ck_assert_int_eq(zkl_queue_put_batch(q, b, 5, 5000), 0);
+    snprintf(dir, sizeof dir, "%s%s", root,
+             formats[f] == ZKL_QUEUE_LOCKING ? "/entries" : "");
+    struct String_vector v = {0, NULL};
+    ck_assert_int_eq(it_children(s, dir, &v), 5);
+    const char *third = NULL; /* the third item in queue order */
+    for (int i = 0, below; i < v.count && third == NULL; i++) {
+      below = 0;
+      for (int j = 0; j < v.count; j++) below += strcmp(v.data[j], v.data[i]) < 0;
+      if (below == 2) third = v.data[i];
+    }
+    snprintf(child, sizeof child, "%s/%s/stuck", dir, third);
+    deallocate_String_vector(&v);
+    ck_assert_int_eq(zoo_create(zkl_session_zhandle(s), child, NULL, -1,
+                                &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0), ZOK);
+    zkl_item_t *got = NULL;
+    size_t n = 9;
+    ck_assert_int_eq(zkl_queue_take_batch(r, 10, 0, &got, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(got[0].data, "0");
+    ck_assert_str_eq(got[1].data, "1");
+    zkl_items_free(got, n);
+    /* the stuck item heads the queue: told, nothing skipped */
+    got = NULL;
+    n = 9;
+    ck_assert_int_eq(zkl_queue_take_batch(r, 10, 0, &got, &n), ZNOTEMPTY);
+    ck_assert_uint_eq(n, 0);
+    size_t size = 0;
+    ck_assert_int_eq(zkl_queue_size(r, &size), 0);
+    ck_assert_uint_eq(size, 3);
+    ck_assert_int_eq(zoo_delete(zkl_session_zhandle(s), child, -1), ZOK);
+    ck_assert_int_eq(zkl_queue_take_batch(r, 10, 0, &got, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    for (size_t i = 0; i < n; i++) ck_assert_str_eq(got[i].data, data[2 + i]);
+    zkl_items_free(got, n);
+    zkl_queue_destroy(q);
+    zkl_queue_destroy(r);
+    assert_no_markers(s, root);
+    zkl_session_close(s);
+  }
+}
+END_TEST
+
 START_TEST(kazoo_priorities_and_foreign_children) {
   char root[128], path[256];
   it_root(root, sizeof root, "q-prio");
@@ -598,6 +659,260 @@ START_TEST(put_answer_lost_is_applied_once) {
   zkl_queue_destroy(q);
   zkl_queue_destroy(r);
   assert_no_markers(d, root);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+/* ---- a line node whose create's answer is lost -------------------------- */
+
+#define OP_CREATE2 15 /* a line node's create (zoo_acreate2) */
+#define AHEAD 5       /* consumers on plain sessions, ahead in the line */
+#define LINE_MAX 16
+
+/* The line at `wait` as another session sees it. */
+typedef struct line_look {
+  zkl_session_t *d;     /* the session that reads                       */
+  const char *wait;
+  int64_t sid;          /* the proxied consumer's session               */
+  int want_n, want_mine; /* what line_is() waits for                    */
+  int n, mine;          /* its nodes, and those sid owns                */
+  char own[32];         /* the (last) node sid owns                     */
+  char others[LINE_MAX][32]; /* the other nodes' names, in line order   */
+} line_look_t;
+
+static int name_cmp(const void *a, const void *b) { return strcmp(a, b); }
+
+/* Reads the line: 0, or -1 if a node went while it was read.  Every
+ * child but "keeper" is a node "w-lock-<seq>" whose data starts with a
+ * protected prefix "_c_<uuid>-" of its own (no two nodes share one). */
+static int line_read(line_look_t *l) {
+  zhandle_t *zh = zkl_session_zhandle(l->d);
+  struct String_vector v = {0, NULL};
+  int count = it_children(l->d, l->wait, &v), rc = 0, np = 0, no = 0;
+  char prefix[LINE_MAX][PREFIX_LEN + 1];
+  l->n = l->mine = 0;
+  for (int i = 0; i < count && rc == 0; i++) {
+    if (strcmp(v.data[i], "keeper") == 0) continue;
+    ck_assert_msg(strncmp(v.data[i], "w-lock-", 7) == 0 &&
+                      strlen(v.data[i]) == 17,
+                  "line node %s", v.data[i]);
+    ck_assert_msg(l->n < LINE_MAX, "%s: more than %d nodes", l->wait,
+                  LINE_MAX);
+    char path[320], data[256];
+    int len = sizeof data - 1;
+    struct Stat st;
+    snprintf(path, sizeof path, "%s/%s", l->wait, v.data[i]);
+    int zrc = zoo_get(zh, path, 0, data, &len, &st);
+    if (zrc == ZNONODE) {
+      rc = -1;
+      break;
+    }
+    ck_assert_msg(zrc == ZOK, "get %s: %s", path, zerror(zrc));
+    data[len < 0 ? 0 : len] = '\0';
+    ck_assert_msg(len > PREFIX_LEN && strncmp(data, "_c_", 3) == 0 &&
+                      data[PREFIX_LEN - 1] == '-',
+                  "line node %s: data \"%s\"", v.data[i], data);
+    for (int j = 0; j < np; j++)
+      ck_assert_msg(memcmp(prefix[j], data, PREFIX_LEN) != 0,
+                    "two line nodes carry the prefix %.40s", data);
+    memcpy(prefix[np++], data, PREFIX_LEN);
+    l->n++;
+    if (st.ephemeralOwner == l->sid) {
+      l->mine++;
+      snprintf(l->own, sizeof l->own, "%s", v.data[i]);
+    } else snprintf(l->others[no++], sizeof l->others[0], "%s", v.data[i]);
+  }
+  deallocate_String_vector(&v);
+  qsort(l->others, (size_t)no, sizeof l->others[0], name_cmp);
+  return rc;
+}
+
+static int line_is(void *arg) {
+  line_look_t *l = arg;
+  return line_read(l) == 0 && l->n == l->want_n && l->mine == l->want_mine;
+}
+
+/* Waits until the line has n nodes, `mine` of them the proxied
+ * consumer's. */
+static void await_line(line_look_t *l, int n, int mine, int timeout_ms,
+                       const char *what) {
+  l->want_n = n;
+  l->want_mine = mine;
+  ck_assert_msg(it_wait_until(line_is, l, timeout_ms),
+                "%s: the line has %d nodes, %d of the proxied consumer's "
+                "(not %d, %d)", what, l->n, l->mine, n, mine);
+}
+
+/* The proxied consumer has one node and waits in the line: its session
+ * watches that node (a waiter watches its own node), so it is done with
+ * finding its node again. */
+static int waits_in_line(void *arg) {
+  line_look_t *l = arg;
+  if (line_read(l) != 0 || l->mine != 1) return 0;
+  char path[320];
+  snprintf(path, sizeof path, "%s/%s", l->wait, l->own);
+  char *wchp = it_4lw("wchp");
+  int n = it_watchers_of(wchp, path, 0) - it_watchers_of(wchp, path, l->sid);
+  free(wchp);
+  return n > 0;
+}
+
+/* Holds the line's path with a child that is no line node (as zkl makes
+ * it: containers), so that a create finds it however long the line was
+ * empty (the server reaps an empty container within a second here). */
+static void keep_line(zkl_session_t *s, const char *wait) {
+  zhandle_t *zh = zkl_session_zhandle(s);
+  char p[320];
+  int rc = ZNONODE;
+  for (int attempt = 0; attempt < 5 && rc == ZNONODE; attempt++) {
+    snprintf(p, sizeof p, "%s", wait);
+    for (char *slash = strchr(p + 1, '/');; slash = strchr(slash + 1, '/')) {
+      if (slash != NULL) *slash = '\0';
+      rc = zoo_create(zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER,
+                      NULL, 0);
+      if (slash == NULL || (rc != ZOK && rc != ZNODEEXISTS)) break;
+      *slash = '/';
+    }
+    if (rc != ZOK && rc != ZNODEEXISTS) continue; /* reaped meanwhile */
+    snprintf(p, sizeof p, "%s/keeper", wait);
+    rc = zoo_create(zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                    NULL, 0);
+  }
+  ck_assert_msg(rc == ZOK, "create %s: %s", p, zerror(rc));
+}
+
+/* Starts n takes (of pq[0..n-1], one thread each) that join the line one
+ * after the other, in that order. */
+static void join_ahead(taker_t *t, pthread_t *th, zkl_queue_t **pq, int n,
+                       int64_t timeout_ms, line_look_t *l) {
+  for (int i = 0; i < n; i++) {
+    t[i] = (taker_t){pq[i], timeout_ms, 99, "", 0};
+    pthread_create(&th[i], NULL, take_main, &t[i]);
+    await_line(l, i + 1, 0, 5000, "a consumer ahead joins");
+  }
+}
+
+/* Waits until the proxy has cut the connection after the armed create
+ * (forwarded: the server applies it), the cuts so far being `cuts`. */
+static void await_cut(it_proxy_t *x, int cuts) {
+  int64_t until = it_now_ms() + 10000;
+  while (it_proxy_cuts(x) == cuts && it_now_ms() < until) usleep(200);
+  ck_assert_int_eq(it_proxy_cuts(x), cuts + 1);
+}
+
+/* A consumer waiting on a proxied session whose line node's create is
+ * applied but answered by a lost connection: it finds its node again by
+ * the prefix leading the data of the w- nodes, and never takes another's
+ * (the consumers ahead of it keep their nodes and their turns).  One node
+ * of it while it waits, none once its take returned; the item it waited
+ * for, in arrival order; alone in the line, behind others (its create
+ * listing the line, and then finding its predecessor by name), and
+ * giving up at its deadline before it could look: then the janitor
+ * deletes its node once the connection is back, and no other. */
+START_TEST(line_create_answer_lost_keeps_one_node) {
+  if (!single_server()) return;
+  char root[128], wait[256], hosts[64], keeper[320];
+  it_root(root, sizeof root, "q-linecut");
+  snprintf(wait, sizeof wait, "%s.zkl/wait", root);
+  snprintf(keeper, sizeof keeper, "%s/keeper", wait);
+  int slow = getenv("ZKL_TEST_SLOW") != NULL ? 3 : 1;
+  it_proxy_t *x = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(x));
+  zkl_session_t *s = it_session_at(hosts, 10000), *d = it_session();
+  zkl_session_t *ps[AHEAD + 1];
+  zkl_queue_t *c = queue(s, root), *p = queue(d, root), *pq[AHEAD + 1];
+  for (int i = 0; i <= AHEAD; i++) {
+    ps[i] = it_session();
+    pq[i] = queue(ps[i], root);
+  }
+  keep_line(d, wait);
+  line_look_t l = {.d = d, .wait = wait, .sid = zkl_session_id(s)};
+  char before[AHEAD][32];
+  taker_t t[AHEAD + 1], ct;
+  pthread_t th[AHEAD + 1], cth;
+  /* round 0: alone; 1: behind AHEAD (its create lists the line); 2: the
+   * same (it saw AHEAD: it finds its predecessor by name); a consumer
+   * behind it in rounds 1 and 2 */
+  for (int r = 0; r < 3; r++) {
+    int ahead = r == 0 ? 0 : AHEAD;
+    join_ahead(t, th, pq, ahead, 10000 * slow, &l);
+    memcpy(before, l.others, sizeof before);
+    it_proxy_cut_after(x, OP_CREATE2);
+    ct = (taker_t){c, 10000 * slow, 99, "", 0};
+    pthread_create(&cth, NULL, take_main, &ct);
+    await_cut(x, r);
+    /* behind others, its wait has begun once it watches its node (so it
+     * settled which node is its); alone, as head, it watches the queue */
+    if (ahead > 0)
+      ck_assert_msg(it_wait_until(waits_in_line, &l, 5000),
+                    "round %d: the proxied consumer does not wait in the "
+                    "line (%d nodes, %d of it)", r, l.n, l.mine);
+    await_line(&l, ahead + 1, 1, 5000, "after the lost answer");
+    for (int i = 0; i < ahead; i++) /* the ones ahead kept theirs */
+      ck_assert_str_eq(l.others[i], before[i]);
+    if (ahead > 0) {
+      t[ahead] = (taker_t){pq[AHEAD], 10000 * slow, 99, "", 0};
+      pthread_create(&th[ahead], NULL, take_main, &t[ahead]);
+      await_line(&l, ahead + 2, 1, 5000, "one more joins behind");
+    }
+    /* in line: t[0 .. ahead-1], the proxied consumer, then t[ahead] */
+    for (int i = 0; i <= ahead + (ahead > 0); i++) {
+      char want[16];
+      snprintf(want, sizeof want, "%d-%d", r, i);
+      ck_assert_int_eq(zkl_queue_put(p, want, strlen(want), 5000), 0);
+      int proxied = i == ahead, k = i < ahead ? i : ahead;
+      taker_t *who = proxied ? &ct : &t[k];
+      pthread_join(proxied ? cth : th[k], NULL);
+      ck_assert_msg(who->rc == 0 && strcmp(who->data, want) == 0,
+                    "round %d: the %s %d-th in line got %s \"%s\", not "
+                    "\"%s\"", r, proxied ? "proxied consumer," : "consumer",
+                    i, zkl_err_name(who->rc), who->data, want);
+      if (proxied) /* its node goes with its take (nothing else of it) */
+        await_line(&l, ahead > 0 ? 1 : 0, 0, 5000, "its take returned");
+    }
+    await_line(&l, 0, 0, 5000, "every take returned");
+  }
+  /* round 3: it gives up (its deadline) right after such a create, before
+   * the connection is back: its node goes to the janitor */
+  join_ahead(t, th, pq, AHEAD, 10000 * slow, &l);
+  memcpy(before, l.others, sizeof before);
+  it_proxy_cut_after(x, OP_CREATE2);
+  ct = (taker_t){c, 1500 * slow, 99, "", 0};
+  pthread_create(&cth, NULL, take_main, &ct);
+  await_cut(x, 3);
+  it_proxy_blackhole(x, 1); /* no reconnection before its deadline */
+  await_line(&l, AHEAD + 1, 1, 5000, "the create was applied");
+  pthread_join(cth, NULL);
+  ck_assert_msg(ct.rc == ZKL_ETIMEDOUT, "the take that gave up: %s",
+                zkl_err_name(ct.rc));
+  it_proxy_blackhole(x, 0);
+  await_line(&l, AHEAD, 0, 15000, "the janitor deleted its node");
+  for (int i = 0; i < AHEAD; i++) /* and no other */
+    ck_assert_str_eq(l.others[i], before[i]);
+  for (int i = 0; i < AHEAD; i++) {
+    char want[16];
+    snprintf(want, sizeof want, "3-%d", i);
+    ck_assert_int_eq(zkl_queue_put(p, want, strlen(want), 5000), 0);
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(t[i].rc, 0);
+    ck_assert_str_eq(t[i].data, want);
+  }
+  zkl_item_t it; /* and it takes as before */
+  ck_assert_int_eq(zkl_queue_put(p, "last", 4, 5000), 0);
+  ck_assert_int_eq(zkl_queue_take(c, 5000, &it), 0);
+  ck_assert_str_eq(it.data, "last");
+  zkl_item_free(&it);
+  ck_assert_int_eq(it_proxy_cuts(x), 4);
+  /* the objects gone, every session still open: nothing left */
+  for (int i = 0; i <= AHEAD; i++) zkl_queue_destroy(pq[i]);
+  zkl_queue_destroy(c);
+  zkl_queue_destroy(p);
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(d), keeper, -1), ZOK);
+  ck_assert(it_wait_children(d, wait, 0, 5000));
+  assert_no_markers(d, root);
+  for (int i = 0; i <= AHEAD; i++) zkl_session_close(ps[i]);
   zkl_session_close(s);
   zkl_session_close(d);
   it_proxy_stop(x);
@@ -1166,6 +1481,7 @@ Suite *queue_suite(void) {
   TCase *tc = it_tcase("queue");
   tcase_add_test(tc, fifo_and_binary_payloads);
   tcase_add_test(tc, batches_are_atomic_and_in_order);
+  tcase_add_test(tc, batch_take_stops_at_an_item_it_cannot_delete);
   tcase_add_test(tc, kazoo_priorities_and_foreign_children);
   tcase_add_test(tc, remove_by_name);
   tcase_add_test(tc, unreadable_item_is_not_taken);
@@ -1173,6 +1489,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, waiting_consumers_in_order_and_herd_free);
   tcase_add_test(tc, rejoining_consumers_need_no_listing);
   tcase_add_test(tc, put_answer_lost_is_applied_once);
+  tcase_add_test(tc, line_create_answer_lost_keeps_one_node);
   tcase_add_test(tc, ack_answer_lost_then_session_expires);
   tcase_add_test(tc, bound_refuses_puts);
   tcase_add_test(tc, soft_bound_makes_producers_wait);
