@@ -416,6 +416,7 @@ struct zkl__op {
   /* wait_turn, watch_and_wait */
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
+  int went;                 /* a blocker went without a release mark    */
   unsigned w_epoch;
   /* hold_turn: the epoch it started from; owned: whether to look even
    * when the acquisition's look is fresh */
@@ -1386,6 +1387,7 @@ static int op_wait_turn(zkl__op_t *o) {
   pt_t *pt = &o->pt_turn;
   PT_BEGIN(pt);
   o->turn_rc = 0;
+  o->went = 0;
   o->self = 1; /* our node: 1 known there since the last wait, -1 not
                   known (0: gone) */
   for (;;) {
@@ -1400,12 +1402,19 @@ static int op_wait_turn(zkl__op_t *o) {
         o->turn_rc = VANISHED;
         break;
       }
+      o->went = 0; /* the server's answer showed our node */
       continue;
     }
     if (o->idx < 0) {
       /* After a wait, make sure nobody deleted our node meanwhile: the
-       * ones behind us would already have passed us. */
-      if (o->self < 0) {
+       * ones behind us would already have passed us.  And when a blocker
+       * went without a release mark, read our node whatever the wait saw:
+       * a session's end deletes its nodes together, and the deletion of
+       * a blocker of ours may be told before ours (a session closed by
+       * another handle, whose old connection still brings the events
+       * but answers nothing): only an answer of the server says our node
+       * is still there. */
+      if (o->self < 0 || o->went) {
         PT_CALL(pt, o->turn_rc, op_self_present(o));
         if (o->turn_rc >= 0) o->turn_rc = o->turn_rc == 1 ? 0 : VANISHED;
       }
@@ -1437,6 +1446,7 @@ static int op_wait_turn(zkl__op_t *o) {
       q->more = 0;
     } else { /* it gave up or its session ended: the next one down */
       queue_drop(q, (size_t)o->idx, 1);
+      o->went = 1;
     }
   }
   PT_RETURN(pt, o->turn_rc);

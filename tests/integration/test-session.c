@@ -197,7 +197,11 @@ START_TEST(expired_session_is_reestablished) {
     it_sleep_ms(5);
   ck_assert_int_eq(q.rc, 0);
   ck_assert_int_eq(q.holding, 1);
-  ck_assert(q.session != old_id && q.session == zkl_session_id(s));
+  int64_t now_id = zkl_session_id(s);
+  ck_assert_msg(q.session != old_id && q.session == now_id,
+                "granted on session 0x%llx; old 0x%llx, now 0x%llx (state %d)",
+                (unsigned long long)q.session, (unsigned long long)old_id,
+                (unsigned long long)now_id, zkl_session_state(s));
   ck_assert(q.token > old_token);
   ck_assert_int_eq(zkl_session_state(s), ZKL_SESSION_CONNECTED);
   ck_assert_int_eq(zkl_mutex_holding(holder), ZKL_ELOST);
