@@ -2,13 +2,18 @@
  * one face, and the harness's verbs (see faults.h). */
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "faults.h"
 
@@ -344,6 +349,50 @@ void fc_held_release(fc_held_t *h, int shared) {
 int fc_env_int(const char *name, int dflt) {
   const char *v = getenv(name);
   return v != NULL && atoi(v) > 0 ? atoi(v) : dflt;
+}
+
+uint64_t fc_seed(const char *var) {
+  const char *v = getenv(var);
+  if (v != NULL && v[0] != '\0') return strtoull(v, NULL, 0);
+  return it_mix64((uint64_t)time(NULL) << 22 ^ (uint64_t)getpid()) %
+         1000000000u;
+}
+
+uint64_t fc_xorshift(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 0x2545f4914f6cdd1dULL;
+}
+
+void fc_appendf(char *buf, size_t len, const char *fmt, ...) {
+  size_t off = strlen(buf);
+  if (off + 1 >= len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + off, len - off, fmt, ap);
+  va_end(ap);
+}
+
+pid_t fc_fork(void) {
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid > 0) return pid;
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* not outlive an aborted test */
+#endif
+  if (getppid() != parent) _exit(1); /* it died before the prctl */
+  return 0;
+}
+
+int fc_reap_by(pid_t pid, int64_t until, int *status) {
+  for (;;) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid || r < 0) return 1;
+    if (it_now_ms() >= until) return 0;
+    it_sleep_ms(20);
+  }
 }
 
 /* ---- the harness ------------------------------------------------------------- */

@@ -134,6 +134,22 @@ static inline void fc_store(int *p, int v) {
 
 /* A positive integer from the environment, else dflt. */
 int fc_env_int(const char *name, int dflt);
+/* A run's seed: $var (strtoull, any base) to replay a run, else a fresh
+ * one of at most 9 digits from the clock and the pid. */
+uint64_t fc_seed(const char *var);
+/* The fault suites' stream: xorshift64*, one step (advances *state, never
+ * 0: each starts at it_mix64(its seed) | 1). */
+uint64_t fc_xorshift(uint64_t *state);
+
+/* Appends printf-style to the string in buf (len bytes in all), cutting
+ * what does not fit: a verdict's failures, one after the other. */
+void fc_appendf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* fork(), asserting it worked; the child (0) dies with this process
+ * (PR_SET_PDEATHSIG), so that no worker outlives an aborted test. */
+pid_t fc_fork(void);
+/* Reaps pid by `until` (it_now_ms()); 0 if it is still running then. */
+int fc_reap_by(pid_t pid, int64_t until, int *status);
 
 Suite *checker_suite(void);
 Suite *paused_suite(void);

@@ -34,17 +34,12 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "faults.h"
 
@@ -221,17 +216,11 @@ static int spare_run(struct worker *w, int k) {
 
 /* Forks a worker (spare < 0) or spare number `spare` of the lane. */
 static pid_t spawn(int lane, int slot, int who, int spare) {
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
+  pid_t pid = fc_fork();
   if (pid > 0) return pid;
-#ifdef __linux__
-  prctl(PR_SET_PDEATHSIG, SIGKILL); /* not outlive an aborted test */
-#endif
-  if (getppid() != parent) _exit(1);
   static struct worker w; /* the proxies' thread reads it */
   w = (struct worker){.lane = lane, .slot = slot, .who = who,
-                      .parent = parent};
+                      .parent = getppid()};
   _exit(spare < 0 ? worker_run(&w) : spare_run(&w, spare));
 }
 
@@ -303,20 +292,7 @@ static struct nemesis nm;
 static uint64_t nemesis_seed;
 static int nemesis_seconds;
 
-/* splitmix64 of the seed, then xorshift64*: the same stream everywhere. */
-static uint64_t mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static uint64_t rnd(void) {
-  nm.rng ^= nm.rng >> 12;
-  nm.rng ^= nm.rng << 25;
-  nm.rng ^= nm.rng >> 27;
-  return nm.rng * 0x2545f4914f6cdd1dULL;
-}
+static uint64_t rnd(void) { return fc_xorshift(&nm.rng); }
 
 static int between(uint64_t r, int lo, int hi) {
   return lo + (int)(r % (uint64_t)(hi - lo + 1));
@@ -607,22 +583,12 @@ static void fork_all(int seconds) {
   }
 }
 
-/* Reaps pid by `until` (ms); 0 if it is still running then. */
-static int reap_by(pid_t pid, int64_t until, int *st) {
-  for (;;) {
-    pid_t r = waitpid(pid, st, WNOHANG);
-    if (r == pid || r < 0) return 1;
-    if (it_now_ms() >= until) return 0;
-    it_sleep_ms(20);
-  }
-}
-
 /* Every fault ends now; returns once the ensemble is whole again. */
 static void undo_all(void) {
   undo_due(it_now_ms(), 1);
   if (nm.srv.state == SV_RESTARTING) {
     int st = 0;
-    if (!reap_by(nm.srv.helper, it_now_ms() + 60000, &st)) {
+    if (!fc_reap_by(nm.srv.helper, it_now_ms() + 60000, &st)) {
       kill(nm.srv.helper, SIGKILL);
       waitpid(nm.srv.helper, &st, 0);
       nm.harness_failures++;
@@ -666,7 +632,7 @@ static int64_t quiet_phase(void) {
 static void stop_one(pid_t pid, int l, int who, int64_t until) {
   int st = 0;
   if (pid <= 0) return;
-  if (!reap_by(pid, until, &st)) {
+  if (!fc_reap_by(pid, until, &st)) {
     fprintf(stderr, "nemesis: lane %d w%d did not stop in %d ms\n", l, who,
             STOP_MS);
     kill(pid, SIGKILL);
@@ -798,17 +764,6 @@ static void dump_log(void) {
   printf("the log: %s\n", name);
 }
 
-static void add(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void add(char *buf, size_t len, const char *fmt, ...) {
-  size_t off = strlen(buf);
-  if (off + 1 >= len) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + off, len - off, fmt, ap);
-  va_end(ap);
-}
-
 /* The failures, in words; 0 if none. */
 static int verdict(const struct lane_result *r, char *why, size_t len) {
   int bad = 0;
@@ -819,27 +774,27 @@ static int verdict(const struct lane_result *r, char *why, size_t len) {
     const char *k = fc_kind_names[lane_kind[l]];
     const struct lane_result *x = &r[l];
     if (x->v.violations > 0 && ++bad)
-      add(why, len, " %s: %d violations, the first: %s;", k, x->v.violations,
-          x->v.first);
+      fc_appendf(why, len, " %s: %d violations, the first: %s;", k,
+                 x->v.violations, x->v.first);
     if (x->orphans != 0 && ++bad)
-      add(why, len, " %s: %d nodes left;", k, x->orphans);
+      fc_appendf(why, len, " %s: %d nodes left;", k, x->orphans);
     if (x->progressed < x->victims && ++bad)
-      add(why, len, " %s: %d of %d victims never entered again;", k,
-          x->victims - x->progressed, x->victims);
+      fc_appendf(why, len, " %s: %d of %d victims never entered again;", k,
+                 x->victims - x->progressed, x->victims);
     if (x->v.entries < MIN_GRANTS && ++bad)
-      add(why, len, " %s: only %d grants;", k, x->v.entries);
+      fc_appendf(why, len, " %s: only %d grants;", k, x->v.entries);
     if (x->again != 0 && ++bad)
-      add(why, len, " %s: not acquirable at the end (%s);", k,
-          zkl_strerror(x->again));
+      fc_appendf(why, len, " %s: not acquirable at the end (%s);", k,
+                 zkl_strerror(x->again));
   }
   if (nm.died > 0 && ++bad)
-    add(why, len, " %d workers exited by themselves;", nm.died);
+    fc_appendf(why, len, " %d workers exited by themselves;", nm.died);
   if (nm.stuck > 0 && ++bad)
-    add(why, len, " %d workers stuck after the stop;", nm.stuck);
+    fc_appendf(why, len, " %d workers stuck after the stop;", nm.stuck);
   if (nm.harness_failures > 0 && ++bad)
-    add(why, len, " %d harness verbs failed;", nm.harness_failures);
+    fc_appendf(why, len, " %d harness verbs failed;", nm.harness_failures);
   if (log_n() >= FC_MAXREC && ++bad)
-    add(why, len, " the log overflowed;");
+    fc_appendf(why, len, " the log overflowed;");
   return bad;
 }
 
@@ -854,7 +809,7 @@ START_TEST(nemesis_run) {
   fflush(stdout);
   int64_t t_start = it_now_ms();
   memset(&nm, 0, sizeof nm);
-  nm.rng = mix(nemesis_seed) | 1;
+  nm.rng = it_mix64(nemesis_seed) | 1;
   sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ck_assert(sh != MAP_FAILED);
@@ -887,11 +842,7 @@ END_TEST
 
 Suite *nemesis_suite(void) {
   nemesis_seconds = fc_env_int("ZKL_NEMESIS_SECONDS", 60);
-  const char *seed = getenv("ZKL_NEMESIS_SEED");
-  nemesis_seed = seed != NULL && seed[0] != '\0'
-                     ? strtoull(seed, NULL, 0)
-                     : mix((uint64_t)time(NULL) << 22 ^ (uint64_t)getpid()) %
-                           1000000000u;
+  nemesis_seed = fc_seed("ZKL_NEMESIS_SEED");
   Suite *su = suite_create("nemesis");
   TCase *tc = tcase_create("nemesis");
   tcase_set_timeout(tc, nemesis_seconds + 120);

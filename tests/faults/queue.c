@@ -57,44 +57,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "faults.h"
 
 static uint64_t queue_seed;
 
-/* splitmix64, then xorshift64*: the same stream everywhere */
-static uint64_t mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static uint64_t rnd(uint64_t *r) {
-  *r ^= *r >> 12;
-  *r ^= *r << 25;
-  *r ^= *r >> 27;
-  return *r * 0x2545f4914f6cdd1dULL;
-}
-
 static int between(uint64_t *r, int lo, int hi) {
-  return lo + (int)(rnd(r) % (uint64_t)(hi - lo + 1));
-}
-
-static void add(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void add(char *buf, size_t len, const char *fmt, ...) {
-  size_t off = strlen(buf);
-  if (off + 1 >= len) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf + off, len - off, fmt, ap);
-  va_end(ap);
+  return lo + (int)(fc_xorshift(r) % (uint64_t)(hi - lo + 1));
 }
 
 static zkl_queue_t *queue_of(zkl_session_t *s, const char *path,
@@ -114,16 +84,6 @@ static zkl_session_t *worker_session(int timeout_ms) {
   o.connect_timeout_ms = 30000;
   zkl_session_t *s = NULL;
   return zkl_session_open(&s, it_hosts(), &o) == 0 ? s : NULL;
-}
-
-/* Reaps pid by `until` (ms); 0 if it is still running then. */
-static int reap_by(pid_t pid, int64_t until, int *st) {
-  for (;;) {
-    pid_t r = waitpid(pid, st, WNOHANG);
-    if (r == pid || r < 0) return 1;
-    if (it_now_ms() >= until) return 0;
-    it_sleep_ms(20);
-  }
 }
 
 /* ==== 1. claims under consumer kills and pauses ============================ */
@@ -203,7 +163,7 @@ static void set_state(struct cslot *w, int st) {
 
 static int consumer_run(int slot, int who) {
   struct cslot *w = &csh->slot[slot];
-  uint64_t r = mix(csh->seed ^ ((uint64_t)who << 20)) | 1;
+  uint64_t r = it_mix64(csh->seed ^ ((uint64_t)who << 20)) | 1;
   zkl_session_t *s = worker_session(C_SESSION_MS);
   zkl_queue_t *q = s != NULL ? queue_of(s, csh->path, ZKL_QUEUE_LOCKING)
                              : NULL;
@@ -298,15 +258,9 @@ static int spare_run(int k) {
 
 /* Forks a consumer (spare < 0) or spare number `spare`. */
 static pid_t c_spawn(int slot, int who, int spare) {
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
+  pid_t pid = fc_fork();
   if (pid > 0) return pid;
-#ifdef __linux__
-  prctl(PR_SET_PDEATHSIG, SIGKILL); /* not outlive an aborted test */
-#endif
-  if (getppid() != parent) _exit(1);
-  parent_pid = parent;
+  parent_pid = getppid();
   _exit(spare < 0 ? consumer_run(slot, who) : spare_run(spare));
 }
 
@@ -735,7 +689,7 @@ START_TEST(claims_survive_kills_and_pauses) {
          ")\n", queue_seed, queue_seed);
   fflush(stdout); /* before the fork: no copy of it in the workers */
   memset(&cn, 0, sizeof cn);
-  cn.rng = mix(queue_seed ^ 0x1001) | 1;
+  cn.rng = it_mix64(queue_seed ^ 0x1001) | 1;
   csh = mmap(NULL, sizeof *csh, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ck_assert(csh != MAP_FAILED);
@@ -786,7 +740,7 @@ START_TEST(claims_survive_kills_and_pauses) {
     if (put < nitems && now >= next) { /* faults while items come */
       /* 0 a long pause, 1 a kill, 2 a kill in an ack, 3 a race pause:
        * first a race, a kill and a long pause, then drawn */
-      uint64_t kind = rnd(&cn.rng) % 4, pick = rnd(&cn.rng);
+      uint64_t kind = fc_xorshift(&cn.rng) % 4, pick = fc_xorshift(&cn.rng);
       if (fired < 3) kind = fired == 0 ? 3 : fired == 1 ? 1 : 0;
       int ok = kind == 0   ? c_pause(pick, P_LONG)
                : kind == 3 ? c_pause(pick, P_RACE)
@@ -815,7 +769,7 @@ START_TEST(claims_survive_kills_and_pauses) {
                                                 : 0;
     int st = 0;
     if (pid <= 0) continue;
-    if (!reap_by(pid, until, &st)) {
+    if (!fc_reap_by(pid, until, &st)) {
       fprintf(stderr, "queue: a consumer (pid %d) did not stop\n", (int)pid);
       kill(pid, SIGKILL);
       waitpid(pid, &st, 0);
@@ -858,35 +812,37 @@ START_TEST(claims_survive_kills_and_pauses) {
            "%" PRIu64 "):", queue_seed, queue_seed);
   int bad = 0;
   if (res.bad > 0 && ++bad)
-    add(why, sizeof why, " %d violations (never delivered %d, acked twice "
-        "%d, ack on a lost claim %d, tokens not increasing %d, gone "
-        "unacked %d, ELOST but deleted %d, ack after expiry said 0 %d, odd "
-        "ack codes %d, odd payloads %d), the first: %s;", res.bad,
-        res.undelivered, res.twice, res.stale_ack, res.token_order,
-        res.never_acked, res.elost_applied, res.phantom, res.bad_codes,
-        res.bad_payload, res.first);
+    fc_appendf(why, sizeof why, " %d violations (never delivered %d, acked "
+               "twice %d, ack on a lost claim %d, tokens not increasing %d, "
+               "gone unacked %d, ELOST but deleted %d, ack after expiry said "
+               "0 %d, odd ack codes %d, odd payloads %d), the first: %s;",
+               res.bad, res.undelivered, res.twice, res.stale_ack,
+               res.token_order, res.never_acked, res.elost_applied, res.phantom,
+               res.bad_codes, res.bad_payload, res.first);
   if (items_left > 0 && ++bad)
-    add(why, sizeof why, " %d items left in entries/ after %d ms (%d of %d "
-        "put);", items_left, C_RUN_MS, put, nitems);
+    fc_appendf(why, sizeof why, " %d items left in entries/ after %d ms (%d "
+               "of %d put);", items_left, C_RUN_MS, put, nitems);
   if (orphans > 0 && ++bad)
-    add(why, sizeof why, " %d nodes left in taken/, wait/ and puts/;",
-        orphans);
-  if (cn.kills == 0 && ++bad) add(why, sizeof why, " no consumer killed;");
+    fc_appendf(why, sizeof why, " %d nodes left in taken/, wait/ and puts/;",
+               orphans);
+  if (cn.kills == 0 && ++bad)
+    fc_appendf(why, sizeof why, " no consumer killed;");
   if (res.expired_lost == 0 && ++bad)
-    add(why, sizeof why, " no consumer paused past its session timeout "
-        "under a claim had its ack answered (%d pauses, %d unanswered);",
-        cn.pauses, res.unexercised);
+    fc_appendf(why, sizeof why, " no consumer paused past its session timeout "
+               "under a claim had its ack answered (%d pauses, %d unanswered);",
+               cn.pauses, res.unexercised);
   if (res.raced == 0 && ++bad)
-    add(why, sizeof why, " no paused consumer's ack was answered while "
-        "another consumer held the item (%d race pauses);", cn.races);
+    fc_appendf(why, sizeof why, " no paused consumer's ack was answered while "
+               "another consumer held the item (%d race pauses);", cn.races);
   if (res.redelivered == 0 && ++bad)
-    add(why, sizeof why, " no item was delivered twice;");
+    fc_appendf(why, sizeof why, " no item was delivered twice;");
   if (cn.died > 0 && ++bad)
-    add(why, sizeof why, " %d consumers failed;", cn.died);
+    fc_appendf(why, sizeof why, " %d consumers failed;", cn.died);
   if (cn.stuck > 0 && ++bad)
-    add(why, sizeof why, " %d consumers stuck after the stop;", cn.stuck);
+    fc_appendf(why, sizeof why, " %d consumers stuck after the stop;",
+               cn.stuck);
   if (fc_load(&lg->n) >= FC_MAXREC && ++bad)
-    add(why, sizeof why, " the log overflowed;");
+    fc_appendf(why, sizeof why, " the log overflowed;");
   if (bad || getenv("ZKL_QUEUE_TRACE") != NULL) c_dump_log();
   fflush(stdout);
   fc_log_free(lg);
@@ -960,16 +916,17 @@ static int judge_batches(const zkl_item_t *items, size_t n, const char *prefix,
         pos < 0 || pos >= m[b]) {
       v->foreign++;
       if (bad++ < 3)
-        add(why, len, " %s: a foreign item (%s);", items[i].name,
-            items[i].data != NULL ? items[i].data : "");
+        fc_appendf(why, len, " %s: a foreign item (%s);", items[i].name,
+                   items[i].data != NULL ? items[i].data : "");
       i++;
       continue;
     }
     if (pos != 0) {
       v->torn++;
       if (bad++ < 3)
-        add(why, len, " %s: batch %d item %d does not follow its "
-            "predecessor (a partial or torn batch);", items[i].name, b, pos);
+        fc_appendf(why, len, " %s: batch %d item %d does not follow its "
+                   "predecessor (a partial or torn batch);", items[i].name, b,
+                   pos);
       count[b]++;
       i++;
       continue;
@@ -977,12 +934,13 @@ static int judge_batches(const zkl_item_t *items, size_t n, const char *prefix,
     if (count[b] > 0) {
       v->twice++;
       if (bad++ < 3)
-        add(why, len, " batch %d is there twice (again at %s);", b,
-            items[i].name);
+        fc_appendf(why, len, " batch %d is there twice (again at %s);", b,
+                   items[i].name);
     }
     if (b < last_b) {
       v->disorder++;
-      if (bad++ < 3) add(why, len, " batch %d comes after batch %d;", b, last_b);
+      if (bad++ < 3)
+        fc_appendf(why, len, " batch %d comes after batch %d;", b, last_b);
     }
     last_b = b;
     /* the batch, from its first item */
@@ -997,16 +955,17 @@ static int judge_batches(const zkl_item_t *items, size_t n, const char *prefix,
       if (seq2 != seq + j) {
         v->gaps++;
         if (bad++ < 3)
-          add(why, len, " batch %d: %s does not follow %s (sequences not "
-              "consecutive);", b, items[i + (size_t)j].name, items[i].name);
+          fc_appendf(why, len, " batch %d: %s does not follow %s (sequences "
+                     "not consecutive);", b, items[i + (size_t)j].name,
+                     items[i].name);
       }
       count[b]++;
     }
     if (j < m[b]) {
       v->partial++;
       if (bad++ < 3)
-        add(why, len, " batch %d is partial: %d of %d items from %s on;", b,
-            j, m[b], items[i].name);
+        fc_appendf(why, len, " batch %d is partial: %d of %d items from %s on;",
+                   b, j, m[b], items[i].name);
     }
     i += (size_t)j;
   }
@@ -1043,7 +1002,7 @@ START_TEST(put_batch_cut_no_duplicates) {
   printf("queue seed %" PRIu64 " (replay: ZKL_QUEUE_FAULT_SEED=%" PRIu64
          ")\n", queue_seed, queue_seed);
   fflush(stdout);
-  uint64_t r = mix(queue_seed ^ 0x2002) | 1;
+  uint64_t r = it_mix64(queue_seed ^ 0x2002) | 1;
   char path[128], puts[160];
   it_root(path, sizeof path, "queue-cut");
   snprintf(puts, sizeof puts, "%s.zkl/puts", path);
@@ -1073,11 +1032,12 @@ START_TEST(put_batch_cut_no_duplicates) {
       restarting = 1;
     }
     m[b] = between(&r, 1, P_MAXITEMS);
-    cut[b] = (int)(rnd(&r) % 100) < P_CUT_PERCENT;
+    cut[b] = (int)(fc_xorshift(&r) % 100) < P_CUT_PERCENT;
     char data[P_MAXITEMS][48];
     zkl_buf_t bufs[P_MAXITEMS];
     for (int j = 0; j < m[b]; j++) {
-      snprintf(data[j], sizeof data[j], "b%d-%d-%016" PRIx64, b, j, rnd(&r));
+      snprintf(data[j], sizeof data[j], "b%d-%d-%016" PRIx64, b, j,
+               fc_xorshift(&r));
       bufs[j] = (zkl_buf_t){data[j], strlen(data[j])};
     }
     int before = it_proxy_cuts(px);
@@ -1095,8 +1055,8 @@ START_TEST(put_batch_cut_no_duplicates) {
               zkl_last_error());
     } else if (rcs[b] != 0) {
       if (failed++ < 3)
-        add(why, sizeof why, " batch %d: put_batch said %s (%s);", b,
-            zkl_err_name(rcs[b]), zkl_last_error());
+        fc_appendf(why, sizeof why, " batch %d: put_batch said %s (%s);", b,
+                   zkl_err_name(rcs[b]), zkl_last_error());
     }
   }
   int64_t put_ms = it_now_ms() - t0;
@@ -1120,12 +1080,12 @@ START_TEST(put_batch_cut_no_duplicates) {
   for (int b = 0; b < P_BATCHES; b++) {
     present += count[b] > 0;
     if (rcs[b] == 0 && count[b] == 0 && lost++ < 3)
-      add(why, sizeof why, " batch %d (put said 0) is missing;", b);
+      fc_appendf(why, sizeof why, " batch %d (put said 0) is missing;", b);
     if (rcs[b] != 0 && count[b] > 0) unknown_present++;
     if (rcs[b] != 0 && rcs[b] != ZKL_ESUSPENDED && rcs[b] != ZKL_ELOST &&
         count[b] > 0 && bad++ < 3)
-      add(why, sizeof why, " batch %d is there though its put said %s;", b,
-          zkl_err_name(rcs[b]));
+      fc_appendf(why, sizeof why, " batch %d is there though its put said %s;",
+                 b, zkl_err_name(rcs[b]));
   }
   int left = it_children(ds, path, NULL);
   zkl_items_free(items, n);
@@ -1149,13 +1109,16 @@ START_TEST(put_batch_cut_no_duplicates) {
   fflush(stdout);
   int fail = bad + lost + failed;
   if (markers > 0 && ++fail)
-    add(why, sizeof why, " %d put markers left in %s;", markers, puts);
+    fc_appendf(why, sizeof why, " %d put markers left in %s;", markers, puts);
   if (left > 0 && ++fail)
-    add(why, sizeof why, " %d children left after the drain;", left);
-  if (cuts == 0 && ++fail) add(why, sizeof why, " no connection was cut;");
-  if (!rs.ok && ++fail) add(why, sizeof why, " the leader's restart failed;");
+    fc_appendf(why, sizeof why, " %d children left after the drain;", left);
+  if (cuts == 0 && ++fail)
+    fc_appendf(why, sizeof why, " no connection was cut;");
+  if (!rs.ok && ++fail)
+    fc_appendf(why, sizeof why, " the leader's restart failed;");
   if (overlapped == 0 && ++fail)
-    add(why, sizeof why, " no put was underway during the leader's restart;");
+    fc_appendf(why, sizeof why, " no put was underway during the leader's "
+               "restart;");
   ck_assert_msg(!fail, "%s", why);
 }
 END_TEST
@@ -1181,8 +1144,8 @@ struct kshared {
 static struct kshared *ksh;
 
 static int k_size(int round, int b) {
-  return 50 + (int)(mix(queue_seed ^ ((uint64_t)round << 32) ^
-                        (uint64_t)b) % 351);
+  return 50 + (int)(it_mix64(queue_seed ^ ((uint64_t)round << 32) ^
+                             (uint64_t)b) % 351);
 }
 
 static int producer_run(int round) {
@@ -1218,7 +1181,7 @@ START_TEST(killed_producer_batch_is_whole) {
   printf("queue seed %" PRIu64 " (replay: ZKL_QUEUE_FAULT_SEED=%" PRIu64
          ")\n", queue_seed, queue_seed);
   fflush(stdout);
-  uint64_t r = mix(queue_seed ^ 0x3003) | 1;
+  uint64_t r = it_mix64(queue_seed ^ 0x3003) | 1;
   ksh = mmap(NULL, sizeof *ksh, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ck_assert(ksh != MAP_FAILED);
@@ -1226,15 +1189,9 @@ START_TEST(killed_producer_batch_is_whole) {
   for (int i = 0; i < K_ROUNDS; i++) {
     struct kround *k = &ksh->round[i];
     it_root(k->path, sizeof k->path, "queue-kill");
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
+    pid_t pid = fc_fork();
     if (pid == 0) {
-#ifdef __linux__
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-      if (getppid() != parent) _exit(1);
-      parent_pid = parent;
+      parent_pid = getppid();
       _exit(producer_run(i));
     }
     k->pid = pid;
@@ -1281,14 +1238,14 @@ START_TEST(killed_producer_batch_is_whole) {
                           sizeof why);
     for (int b = 0; b < K_MAXB; b++) {
       if (b < done[i] && k->rc[b] != 0 && fail++ < 3)
-        add(why, sizeof why, " producer %d batch %d: put_batch said %s;", i,
-            b, zkl_err_name(k->rc[b]));
+        fc_appendf(why, sizeof why, " producer %d batch %d: put_batch said %s;",
+                   i, b, zkl_err_name(k->rc[b]));
       if (b < done[i] && k->rc[b] == 0 && count[b] == 0 && fail++ < 3)
-        add(why, sizeof why, " producer %d batch %d (put said 0) is "
-            "missing;", i, b);
+        fc_appendf(why, sizeof why, " producer %d batch %d (put said 0) is "
+                   "missing;", i, b);
       if (b >= started[i] && count[b] > 0 && fail++ < 3)
-        add(why, sizeof why, " producer %d batch %d, never begun, is "
-            "there;", i, b);
+        fc_appendf(why, sizeof why, " producer %d batch %d, never begun, is "
+                   "there;", i, b);
     }
     if (started[i] > done[i]) whole += count[started[i] - 1] > 0;
     batches += done[i];
@@ -1297,7 +1254,8 @@ START_TEST(killed_producer_batch_is_whole) {
     snprintf(puts, sizeof puts, "%s.zkl/puts", k->path);
     markers += fc_orphans(s, puts, 10000); /* the killed session's */
     if (it_children(s, k->path, NULL) != 0 && fail++ < 3)
-      add(why, sizeof why, " producer %d: items left after the drain;", i);
+      fc_appendf(why, sizeof why, " producer %d: items left after the drain;",
+                 i);
   }
   zkl_session_close(s);
   munmap(ksh, sizeof *ksh);
@@ -1309,20 +1267,17 @@ START_TEST(killed_producer_batch_is_whole) {
          total, in_flight, whole, markers);
   fflush(stdout);
   if (markers > 0 && ++fail)
-    add(why, sizeof why, " %d put markers left after the sessions ended;",
-        markers);
+    fc_appendf(why, sizeof why, " %d put markers left after the sessions "
+               "ended;", markers);
   if (in_flight == 0 && ++fail)
-    add(why, sizeof why, " no producer was killed with a put in flight;");
+    fc_appendf(why, sizeof why, " no producer was killed with a put in "
+               "flight;");
   ck_assert_msg(!fail, "%s", why);
 }
 END_TEST
 
 Suite *queue_suite(void) {
-  const char *seed = getenv("ZKL_QUEUE_FAULT_SEED");
-  queue_seed = seed != NULL && seed[0] != '\0'
-                   ? strtoull(seed, NULL, 0)
-                   : mix((uint64_t)time(NULL) << 22 ^ (uint64_t)getpid()) %
-                         1000000000u;
+  queue_seed = fc_seed("ZKL_QUEUE_FAULT_SEED");
   /* a case each, so that CK_RUN_CASE can pick one */
   Suite *su = suite_create("queue-faults");
   TCase *tc = tcase_create("queue-claims");

@@ -63,6 +63,10 @@ void it_keep_root(zkl_session_t *s, const char *root);
 
 /* A mutex object on path, asserting success. */
 zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path);
+/* A queue object on path in `format` (zkl_queue_format_t) whose puts carry
+ * priority prio, asserting success. */
+zkl_queue_t *it_queue(zkl_session_t *s, const char *path, int format,
+                      int prio);
 /* Waits until path has exactly `want` children; 1 if it did in time. */
 int it_wait_children(zkl_session_t *s, const char *path, int want,
                      int timeout_ms);
@@ -89,6 +93,17 @@ void it_watch_node(zkl_session_t *s, const char *node, it_watch_t *w);
 int it_heard(it_watch_t *w, int timeout_ms);
 int64_t it_now_ms(void);
 void it_sleep_ms(int ms);
+/* The randomized suites' stream: splitmix64, one step (advances *state).
+ * Kept exact: a seed printed by an old run must replay the same run. */
+uint64_t it_splitmix64(uint64_t *state);
+/* One splitmix64 step from z, without a state: a seed's mixed form. */
+uint64_t it_mix64(uint64_t z);
+/* A randomized run's seed: $var (decimal) if set, to replay a run; else
+ * one from the clock and the pid. */
+uint64_t it_seed(const char *var);
+/* rc for a message: "3", or zkl_strerror(rc) and the code, "...(-7)".  The
+ * text lasts for the thread's next three calls (a message may hold four). */
+const char *it_code(int rc);
 /* Forces the session to expire on the server (the classic trick: a second
  * handle with the same id and password closes it) and waits until s says
  * ZKL_SESSION_LOST, or has a new session id already (re-established). */

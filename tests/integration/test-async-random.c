@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -123,23 +122,7 @@ static _Thread_local int in_call;       /* inside a zkl call of the test */
 static _Thread_local int in_completion; /* inside one of our callbacks  */
 static _Thread_local uint64_t *rng;
 
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static int rnd(int n) { return (int)(next_rand(rng) % (uint64_t)n); }
-
-static const char *code(int rc) {
-  static _Thread_local char buf[64];
-  if (rc >= 0) {
-    snprintf(buf, sizeof buf, "%d", rc);
-    return buf;
-  }
-  snprintf(buf, sizeof buf, "%s(%d)", zkl_strerror(rc), rc);
-  return buf;
-}
+static int rnd(int n) { return (int)(it_splitmix64(rng) % (uint64_t)n); }
 
 static void objdesc(char *buf, size_t len, int oi) {
   const obj_t *o = &A->o[oi];
@@ -284,10 +267,10 @@ static void act_null_cb(int oi, int kind) {
                    : zkl_mutex_lock_async(o->p, -1, NULL, A);
   in_call--;
   ev("%s%d %s without a callback -> %s (%s)", o->rw ? "rw" : "m", oi,
-     cname[kind], code(rc), pname[o->phase]);
+     cname[kind], it_code(rc), pname[o->phase]);
   if (rc != ZKL_EINVAL)
     viol(oi, "%s with a NULL callback returned %s: expected ZKL_EINVAL",
-         cname[kind], code(rc));
+         cname[kind], it_code(rc));
 }
 
 static void act_acquire(int oi, int kind, int64_t timeout) {
@@ -305,19 +288,19 @@ static void act_acquire(int oi, int kind, int64_t timeout) {
   submitted(id, rc);
   char cd[128];
   calldesc(cd, sizeof cd, id);
-  ev("%s%d %s -> %s (%s)", o->rw ? "rw" : "m", oi, cd, code(rc),
+  ev("%s%d %s -> %s (%s)", o->rw ? "rw" : "m", oi, cd, it_code(rc),
      pname[o->phase]);
   if (rc == ZKL_EBUSY) A->st_busy++;
   switch (o->phase) {
   case P_IDLE:
     if (rc != 0)
       viol(oi, "%s refused with %s; the object had no async call or hold "
-               "(every earlier completion came)", cd, code(rc));
+               "(every earlier completion came)", cd, it_code(rc));
     break;
   case P_HELD:
     if (rc != ZKL_EBUSY)
       viol(oi, "%s returned %s while the object holds (grant #%d "
-               "came): expected ZKL_EBUSY", cd, code(rc), o->acq);
+               "came): expected ZKL_EBUSY", cd, it_code(rc), o->acq);
     break;
   case P_ACQ:
   case P_REL:
@@ -333,7 +316,7 @@ static void act_acquire(int oi, int kind, int64_t timeout) {
       if (o->phase == P_ACQ) A->calls[prev].must_fail = 1;
     } else if (rc != ZKL_EBUSY) {
       viol(oi, "%s returned %s while the object is %s: expected ZKL_EBUSY",
-           cd, code(rc), pname[o->phase]);
+           cd, it_code(rc), pname[o->phase]);
     }
     break;
   }
@@ -358,19 +341,19 @@ static void act_unlock(int oi) {
   submitted(id, rc);
   char cd[128];
   calldesc(cd, sizeof cd, id);
-  ev("%s%d %s -> %s (%s)", o->rw ? "rw" : "m", oi, cd, code(rc),
+  ev("%s%d %s -> %s (%s)", o->rw ? "rw" : "m", oi, cd, it_code(rc),
      pname[o->phase]);
   switch (o->phase) {
   case P_HELD:
     if (rc != 0)
       viol(oi, "%s refused with %s while the object holds (grant #%d came)",
-           cd, code(rc), o->acq);
+           cd, it_code(rc), o->acq);
     break;
   case P_ACQ: /* its grant may be waiting to be dispatched */
     if (rc != ZKL_EPERM)
       viol(oi, "%s returned %s while acquiring: expected ZKL_EPERM (the "
                "call lasts until its completion is dispatched)", cd,
-           code(rc));
+           it_code(rc));
     if (rc == 0) {
       A->calls[o->acq].must_grant = 1;
       A->st_early_unlock++;
@@ -379,7 +362,7 @@ static void act_unlock(int oi) {
   default:
     if (rc != ZKL_EPERM)
       viol(oi, "%s returned %s while the object is %s: expected ZKL_EPERM",
-           cd, code(rc), pname[o->phase]);
+           cd, it_code(rc), pname[o->phase]);
   }
   if (rc != 0) return;
   A->calls[id].killed = o->phase == P_HELD && o->killed;
@@ -405,17 +388,17 @@ static void act_watch(int oi) {
   submitted(id, rc);
   char cd[128];
   calldesc(cd, sizeof cd, id);
-  ev("%s%d %s -> %s (%s, watch #%d)", o->rw ? "rw" : "m", oi, cd, code(rc),
+  ev("%s%d %s -> %s (%s, watch #%d)", o->rw ? "rw" : "m", oi, cd, it_code(rc),
      pname[o->phase], o->watch);
   call_t *c = &A->calls[id];
   switch (o->phase) {
   case P_HELD:
     if (o->watch < 0 && rc != 0)
-      viol(oi, "%s refused with %s on a hold without a watch", cd, code(rc));
+      viol(oi, "%s refused with %s on a hold without a watch", cd, it_code(rc));
     if (o->watch >= 0 && rc != ZKL_EBUSY &&
         !(rc == 0 && A->calls[o->watch].killed))
       viol(oi, "%s returned %s while watch #%d of the hold is pending: "
-               "expected ZKL_EBUSY", cd, code(rc), o->watch);
+               "expected ZKL_EBUSY", cd, it_code(rc), o->watch);
     if (rc == 0) {
       c->token_expect = o->token;
       c->killed = o->killed;
@@ -425,7 +408,7 @@ static void act_watch(int oi) {
     if (rc != ZKL_EPERM && !(rc == ZKL_EBUSY && o->watches > 0))
       viol(oi, "%s returned %s while acquiring: expected ZKL_EPERM (the "
                "call lasts until its completion is dispatched)", cd,
-           code(rc));
+           it_code(rc));
     if (rc == 0) {
       A->calls[o->acq].must_grant = 1;
       A->calls[o->acq].early_watch = id;
@@ -435,7 +418,7 @@ static void act_watch(int oi) {
   default:
     if (rc != ZKL_EPERM)
       viol(oi, "%s returned %s while the object is %s: expected ZKL_EPERM",
-           cd, code(rc), pname[o->phase]);
+           cd, it_code(rc), pname[o->phase]);
   }
   if (rc == 0) o->watch = id;
 }
@@ -446,8 +429,8 @@ static void act_cancel(int oi) {
   int rc = o->rw ? zkl_rwlock_cancel(o->p) : zkl_mutex_cancel(o->p);
   in_call--;
   ev("%s%d cancel -> %s (%s, acquisition #%d)", o->rw ? "rw" : "m", oi,
-     code(rc), pname[o->phase], o->acq);
-  if (rc != 0) viol(oi, "cancel returned %s", code(rc));
+     it_code(rc), pname[o->phase], o->acq);
+  if (rc != 0) viol(oi, "cancel returned %s", it_code(rc));
   if (o->phase == P_ACQ) A->calls[o->acq].canceled = 1;
 }
 
@@ -461,34 +444,34 @@ static void act_probe(int oi) {
                 : zkl_mutex_token(o->p, &token);
   in_call--;
   ev("%s%d holding -> %s, token -> %s %" PRIu64 " (%s)", o->rw ? "rw" : "m",
-     oi, code(h), code(t), token, pname[o->phase]);
+     oi, it_code(h), it_code(t), token, pname[o->phase]);
   int bits = holds_bits(o);
   switch (o->phase) {
   case P_IDLE:
   case P_REL:
     if (h != 0 || t != ZKL_EPERM)
       viol(oi, "holding() %s and token() %s while %s: expected 0 and "
-               "ZKL_EPERM", code(h), code(t), pname[o->phase]);
+               "ZKL_EPERM", it_code(h), it_code(t), pname[o->phase]);
     break;
   case P_ACQ:
     /* the engine may grant it between the two calls, not take it back */
     if (h != 0 && h != bits)
-      viol(oi, "holding() %s while acquiring", code(h));
+      viol(oi, "holding() %s while acquiring", it_code(h));
     if ((t != 0 && t != ZKL_EPERM) || (h != 0 && t != 0) ||
         (t == 0 && token == 0))
       viol(oi, "holding() %s then token() %s %" PRIu64 " while acquiring",
-           code(h), code(t), token);
+           it_code(h), it_code(t), token);
     if (h != 0 || t == 0) A->calls[o->acq].must_grant = 1;
     break;
   case P_HELD:
     if (o->watch_lost ? h != ZKL_ELOST
                       : !(h == bits || (o->killed && h == ZKL_ELOST)))
       viol(oi, "holding() %s while the object holds (expected %d%s)",
-           code(h), o->watch_lost ? ZKL_ELOST : bits,
+           it_code(h), o->watch_lost ? ZKL_ELOST : bits,
            o->killed ? ", its node deleted" : "");
     if (t != 0 || token != o->token)
       viol(oi, "token() %s %" PRIu64 " while holding with token %" PRIu64,
-           code(t), token, o->token);
+           it_code(t), token, o->token);
     break;
   }
 }
@@ -503,7 +486,7 @@ static void act_kill(int oi) {
                  : zkl_mutex_node(o->p, node, sizeof node);
   in_call--;
   if (rc != 0) {
-    viol(oi, "node() returned %s while the object holds", code(rc));
+    viol(oi, "node() returned %s while the object holds", it_code(rc));
     return;
   }
   int zrc = zoo_delete(zkl_session_zhandle(A->k), node, -1);
@@ -525,7 +508,7 @@ static void create_obj(int oi) {
                                      A->path[o->path], NULL)
                  : zkl_mutex_create((zkl_mutex_t **)&o->p, A->s[o->sess],
                                     A->path[o->path], NULL);
-  if (rc != 0) viol(oi, "create: %s", code(rc));
+  if (rc != 0) viol(oi, "create: %s", it_code(rc));
   o->phase = P_IDLE;
   o->acq = o->rel = o->watch = -1;
   o->killed = o->watch_lost = o->holder = 0;
@@ -619,13 +602,13 @@ static void done_acquire(int id, int rc, uint64_t token) {
   }
   if (rc == ZKL_ECANCELED) A->st_canceled++;
   if (!ok)
-    viol(c->obj, "%s completed with %s%s (%s)", cd, code(rc), why,
+    viol(c->obj, "%s completed with %s%s (%s)", cd, it_code(rc), why,
          zkl_last_error());
   if (c->must_grant && rc != 0)
     viol(c->obj, "%s completed with %s, but an unlock, a watch or holding() "
-                 "had already taken it as granted", cd, code(rc));
+                 "had already taken it as granted", cd, it_code(rc));
   if (rc != 0 && token != 0)
-    viol(c->obj, "%s failed (%s) with token %" PRIu64, cd, code(rc), token);
+    viol(c->obj, "%s failed (%s) with token %" PRIu64, cd, it_code(rc), token);
   order_check(c->obj, id);
   if (id != o->acq) return; /* an earlier one (a violation, reported) */
   if (rc == 0 && c->early_watch >= 0)
@@ -647,8 +630,8 @@ static void done_release(int id, int rc) {
   calldesc(cd, sizeof cd, id);
   int want = c->killed ? ZKL_ELOST : 0;
   if (rc != want)
-    viol(c->obj, "%s completed with %s, expected %s%s (%s)", cd, code(rc),
-         code(want), c->killed ? " (its node was deleted)" : "",
+    viol(c->obj, "%s completed with %s, expected %s%s (%s)", cd, it_code(rc),
+         it_code(want), c->killed ? " (its node was deleted)" : "",
          zkl_last_error());
   if (c->watch_first >= 0 && A->calls[c->watch_first].state != CS_DONE)
     viol(c->obj, "%s completed before watch #%d of the hold it released",
@@ -666,7 +649,7 @@ static void done_watch(int id, int rc, uint64_t token) {
   int ok = (rc == 0 && c->released) || (rc == ZKL_ELOST && c->killed);
   if (!ok)
     viol(c->obj, "%s completed with %s, but the object %s and its node %s "
-                 "(%s)", cd, code(rc),
+                 "(%s)", cd, it_code(rc),
          c->released ? "let go of the hold" : "still holds",
          c->killed ? "was deleted" : "is there", zkl_last_error());
   if (c->token_expect == 0)
@@ -717,7 +700,7 @@ static void on_done(void *obj, int rc, uint64_t token, void *arg) {
   if (c->state != CS_PENDING) {
     viol(c->obj, "call #%d (%s, %s) got a completion (%s)%s", id,
          cname[c->kind], c->state == CS_REFUSED ? "refused" : "done",
-         code(rc), c->state == CS_DONE ? ": a second one" : "");
+         it_code(rc), c->state == CS_DONE ? ": a second one" : "");
     return;
   }
   c->state = CS_DONE;
@@ -729,7 +712,7 @@ static void on_done(void *obj, int rc, uint64_t token, void *arg) {
   char cd[128];
   calldesc(cd, sizeof cd, id);
   ev("%s%d completion of %s: %s token %" PRIu64 "%s",
-     A->o[c->obj].rw ? "rw" : "m", c->obj, cd, code(rc), token,
+     A->o[c->obj].rw ? "rw" : "m", c->obj, cd, it_code(rc), token,
      c->orphaned ? " (destroyed)" : "");
   if (obj != c->ptr)
     viol(c->obj, "%s completed with obj %p, made on %p", cd, obj, c->ptr);
@@ -738,7 +721,7 @@ static void on_done(void *obj, int rc, uint64_t token, void *arg) {
       viol(c->obj, "%s completed with %s after its object was destroyed: "
                    "expected ZKL_ECANCELED (\"completions of m not yet "
                    "dispatched come with ZKL_ECANCELED\") (%s)",
-           cd, code(rc), zkl_last_error());
+           cd, it_code(rc), zkl_last_error());
     in_completion--;
     return;
   }
@@ -838,7 +821,7 @@ static int loop_turn(int wait_ms, int act) {
                                      (unsigned)p[i].revents);
     if (!(p[i].revents & POLLIN)) continue;
     int d = zkl_session_dispatch(A->s[i]);
-    if (d < 0) viol(-1, "dispatch of session %d: %s", i, code(d));
+    if (d < 0) viol(-1, "dispatch of session %d: %s", i, it_code(d));
   }
   int go = running();
   if (act && go && rnd(2)) {
@@ -870,10 +853,7 @@ static void no_node_left(void) {
 static void run(int variant) {
   A = calloc(1, sizeof *A);
   ck_assert_ptr_nonnull(A);
-  const char *env = getenv("ZKL_ASYNC_SEED");
-  A->seed = env != NULL && env[0] != '\0'
-                ? strtoull(env, NULL, 10)
-                : (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
+  A->seed = it_seed("ZKL_ASYNC_SEED");
   A->variant = variant;
   A->slow = getenv("ZKL_TEST_SLOW") != NULL;
   A->rounds = A->slow ? 3000 : 15000;

@@ -53,11 +53,13 @@ static void peer_expect(peer_t *p, const char *want) {
   ck_assert_str_eq(line, want);
 }
 
-static void peer_end(peer_t *p) {
-  peer_expect(p, "done");
+/* The peer says it is done and exits 0.  By value, so that a peer that
+ * only acts can be started and ended in one line. */
+static void peer_end(peer_t p) {
+  peer_expect(&p, "done");
   int status;
-  ck_assert_int_eq(waitpid(p->pid, &status, 0), p->pid);
-  fclose(p->from);
+  ck_assert_int_eq(waitpid(p.pid, &status, 0), p.pid);
+  fclose(p.from);
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                 "peer exited with status %d", status);
 }
@@ -133,17 +135,6 @@ static peer_t kazoo(const char *path, const char *mode, const char *a1,
   return p;
 }
 
-static zkl_queue_t *queue_fmt(zkl_session_t *s, const char *path, int format,
-                              int prio) {
-  zkl_queue_opts_t o;
-  zkl_queue_opts_init(&o);
-  o.format = format;
-  o.priority = prio;
-  zkl_queue_t *q = NULL;
-  ck_assert_int_eq(zkl_queue_create(&q, s, path, &o), 0);
-  return q;
-}
-
 static void take_hex(zkl_queue_t *q, int64_t timeout_ms, const char *want) {
   zkl_item_t it;
   ck_assert_int_eq(zkl_queue_take(q, timeout_ms, &it), 0);
@@ -153,6 +144,13 @@ static void take_hex(zkl_queue_t *q, int64_t timeout_ms, const char *want) {
   zkl_item_free(&it);
 }
 
+/* q holds exactly the payloads `want` (hex, NULL-terminated), in order. */
+static void takes_exactly(zkl_queue_t *q, const char *const want[]) {
+  for (int i = 0; want[i] != NULL; i++) take_hex(q, 5000, want[i]);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY);
+}
+
 /* ---- Curator ------------------------------------------------------------ */
 
 START_TEST(curator_offers_zkl_takes) {
@@ -160,14 +158,9 @@ START_TEST(curator_offers_zkl_takes) {
   char root[128];
   it_root(root, sizeof root, "qi-cur1");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_QN, 100);
-  peer_t p = curator(root, "offer", "00ff10", "-", "68690a00");
-  peer_end(&p);
-  take_hex(q, 5000, "00ff10");
-  take_hex(q, 5000, "-");
-  take_hex(q, 5000, "68690a00");
-  zkl_item_t it;
-  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY);
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_QN, 100);
+  peer_end(curator(root, "offer", "00ff10", "-", "68690a00"));
+  takes_exactly(q, (const char *const[]){"00ff10", "-", "68690a00", NULL});
   zkl_queue_destroy(q);
   zkl_session_close(s);
 }
@@ -178,7 +171,7 @@ START_TEST(zkl_puts_curator_takes) {
   char root[128], h[64];
   it_root(root, sizeof root, "qi-cur2");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_QN, 100);
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_QN, 100);
   const char payload[4][4] = {{0, 1, 2, 3}, {'a', 0, 'b', 0}, {'x'}, {'y'}};
   ck_assert_int_eq(zkl_queue_put(q, payload[0], 4, 5000), 0);
   zkl_buf_t b[3] = {{payload[1], 4}, {payload[2], 1}, {payload[3], 1}};
@@ -188,7 +181,7 @@ START_TEST(zkl_puts_curator_takes) {
     hex(payload[i], i < 2 ? 4 : 1, h);
     peer_expect(&p, h);
   }
-  peer_end(&p);
+  peer_end(p);
   size_t n = 9;
   ck_assert_int_eq(zkl_queue_size(q, &n), 0);
   ck_assert_uint_eq(n, 0);
@@ -197,8 +190,10 @@ START_TEST(zkl_puts_curator_takes) {
 }
 END_TEST
 
+/* A zkl take blocked in a thread, for a peer's put to wake. */
 typedef struct taker {
   zkl_queue_t *q;
+  pthread_t th;
   int rc;
   char hex[256];
 } taker_t;
@@ -214,27 +209,35 @@ static void *take_main(void *arg) {
   return NULL;
 }
 
+static void taker_start(taker_t *t, zkl_queue_t *q) {
+  *t = (taker_t){.q = q, .rc = 99};
+  ck_assert_int_eq(pthread_create(&t->th, NULL, take_main, t), 0);
+  usleep(300 * 1000); /* time to be waiting before the peer puts */
+}
+
+/* The take ended with the payload `want` (hex). */
+static void taker_got(taker_t *t, const char *want) {
+  pthread_join(t->th, NULL);
+  ck_assert_int_eq(t->rc, 0);
+  ck_assert_str_eq(t->hex, want);
+}
+
 /* A consumer blocked on either side is woken by the other side's put. */
 START_TEST(curator_and_zkl_wake_each_other) {
   if (!curator_here()) return;
   char root[128];
   it_root(root, sizeof root, "qi-cur3");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_QN, 100);
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_QN, 100);
   peer_t p = curator(root, "take", "1", "30", NULL);
   usleep(500 * 1000); /* Curator waits on its children watch */
   ck_assert_int_eq(zkl_queue_put(q, "\x01\x02", 2, 5000), 0);
   peer_expect(&p, "0102");
-  peer_end(&p);
-  taker_t t = {q, 99, ""};
-  pthread_t th;
-  pthread_create(&th, NULL, take_main, &t);
-  usleep(300 * 1000);
-  p = curator(root, "offer", "c0ffee", NULL, NULL);
-  peer_end(&p);
-  pthread_join(th, NULL);
-  ck_assert_int_eq(t.rc, 0);
-  ck_assert_str_eq(t.hex, "c0ffee");
+  peer_end(p);
+  taker_t t;
+  taker_start(&t, q);
+  peer_end(curator(root, "offer", "c0ffee", NULL, NULL));
+  taker_got(&t, "c0ffee");
   zkl_queue_destroy(q);
   zkl_session_close(s);
 }
@@ -246,16 +249,10 @@ START_TEST(kazoo_puts_zkl_takes_by_priority) {
   char root[128];
   it_root(root, sizeof root, "qi-kz1");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 100);
-  peer_t p = kazoo(root, "put", "200", "61", "6200");
-  peer_end(&p);
-  p = kazoo(root, "put", "10", "63", NULL);
-  peer_end(&p);
-  take_hex(q, 5000, "63");
-  take_hex(q, 5000, "61");
-  take_hex(q, 5000, "6200");
-  zkl_item_t it;
-  ck_assert_int_eq(zkl_queue_take(q, 0, &it), ZKL_EEMPTY);
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_KAZOO, 100);
+  peer_end(kazoo(root, "put", "200", "61", "6200"));
+  peer_end(kazoo(root, "put", "10", "63", NULL));
+  takes_exactly(q, (const char *const[]){"63", "61", "6200", NULL});
   zkl_queue_destroy(q);
   zkl_session_close(s);
 }
@@ -265,8 +262,8 @@ START_TEST(zkl_puts_kazoo_gets_by_priority) {
   char root[128];
   it_root(root, sizeof root, "qi-kz2");
   zkl_session_t *s = it_session();
-  zkl_queue_t *lo = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 300);
-  zkl_queue_t *hi = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 1);
+  zkl_queue_t *lo = it_queue(s, root, ZKL_QUEUE_KAZOO, 300);
+  zkl_queue_t *hi = it_queue(s, root, ZKL_QUEUE_KAZOO, 1);
   ck_assert_int_eq(zkl_queue_put(lo, "x", 1, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(lo, "", 0, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(hi, "z\0", 2, 5000), 0);
@@ -275,7 +272,7 @@ START_TEST(zkl_puts_kazoo_gets_by_priority) {
   peer_expect(&p, "78");
   peer_expect(&p, "-");
   peer_expect(&p, "none");
-  peer_end(&p);
+  peer_end(p);
   zkl_queue_destroy(lo);
   zkl_queue_destroy(hi);
   zkl_session_close(s);
@@ -286,16 +283,11 @@ START_TEST(kazoo_put_wakes_a_blocked_zkl_take) {
   char root[128];
   it_root(root, sizeof root, "qi-kz3");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 100);
-  taker_t t = {q, 99, ""};
-  pthread_t th;
-  pthread_create(&th, NULL, take_main, &t);
-  usleep(300 * 1000);
-  peer_t p = kazoo(root, "put", "100", "beef", NULL);
-  peer_end(&p);
-  pthread_join(th, NULL);
-  ck_assert_int_eq(t.rc, 0);
-  ck_assert_str_eq(t.hex, "beef");
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_KAZOO, 100);
+  taker_t t;
+  taker_start(&t, q);
+  peer_end(kazoo(root, "put", "100", "beef", NULL));
+  taker_got(&t, "beef");
   zkl_queue_destroy(q);
   zkl_session_close(s);
 }
@@ -308,20 +300,19 @@ START_TEST(kazoo_locking_queue_both_ways) {
   char root[128];
   it_root(root, sizeof root, "qi-kzl");
   zkl_session_t *s = it_session();
-  zkl_queue_t *q = queue_fmt(s, root, ZKL_QUEUE_LOCKING, 100);
-  peer_t p = kazoo(root, "lput", "100", "6b31", "6b32");
-  peer_end(&p);
+  zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_LOCKING, 100);
+  peer_end(kazoo(root, "lput", "100", "6b31", "6b32"));
   zkl_item_t it;
   ck_assert_int_eq(zkl_queue_claim(q, 5000, &it), 0);
   ck_assert_str_eq(it.data, "k1");
   /* kazoo skips zkl's claim: it gets k2 and consumes it */
-  p = kazoo(root, "lget", "1", "10", NULL);
+  peer_t p = kazoo(root, "lget", "1", "10", NULL);
   peer_expect(&p, "6b32");
-  peer_end(&p);
+  peer_end(p);
   ck_assert_int_eq(zkl_queue_ack(q, &it), 0);
   zkl_item_free(&it);
   /* zkl puts; kazoo gets them in order (lower priority first) */
-  zkl_queue_t *hi = queue_fmt(s, root, ZKL_QUEUE_LOCKING, 2);
+  zkl_queue_t *hi = it_queue(s, root, ZKL_QUEUE_LOCKING, 2);
   ck_assert_int_eq(zkl_queue_put(q, "a", 1, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(hi, "b", 1, 5000), 0);
   /* zkl's claim on b (the head) makes kazoo wait for a; nack gives b back */
@@ -331,7 +322,7 @@ START_TEST(kazoo_locking_queue_both_ways) {
   peer_expect(&p, "61");
   ck_assert_int_eq(zkl_queue_nack(q, &it, ZKL_QUEUE_HEAD), 0);
   peer_expect(&p, "62");
-  peer_end(&p);
+  peer_end(p);
   zkl_item_free(&it);
   ck_assert_int_eq(zkl_queue_claim(q, 0, &it), ZKL_EEMPTY);
   /* a kazoo claim is skipped by zkl (kazoo waits holding it, then

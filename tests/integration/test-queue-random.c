@@ -96,7 +96,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -258,22 +257,7 @@ static _Thread_local int in_completion; /* inside one of our callbacks  */
 static _Thread_local int tid;           /* 0 the loop, 1.. submitters   */
 static _Thread_local uint64_t *rng;
 
-static uint64_t next_rand(uint64_t *x) { /* splitmix64 */
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static int rnd(int n) { return (int)(next_rand(rng) % (uint64_t)n); }
-
-static const char *code(int rc) {
-  static _Thread_local char buf[4][64];
-  static _Thread_local int i;
-  char *b = buf[i++ % 4];
-  if (rc >= 0) snprintf(b, 64, "%d", rc);
-  else snprintf(b, 64, "%s(%d)", zkl_strerror(rc), rc);
-  return b;
-}
+static int rnd(int n) { return (int)(it_splitmix64(rng) % (uint64_t)n); }
 
 static const char *fmtname(int f) {
   return f == ZKL_QUEUE_QN ? "qn" : f == ZKL_QUEUE_KAZOO ? "kazoo"
@@ -486,7 +470,7 @@ static void create_obj(int oi) {
   o->q = NULL;
   int rc = zkl_queue_create(&o->q, A->s[o->sess], A->path[o->path], &op);
   if (rc != 0 || o->q == NULL)
-    viol("create", oi, "zkl_queue_create: %s (%s)", code(rc),
+    viol("create", oi, "zkl_queue_create: %s (%s)", it_code(rc),
          zkl_last_error());
   o->users = 0;
   o->async = -1;
@@ -684,10 +668,21 @@ static void put_outcome(int id, int outcome) {
       else e->unknown++;
     } else if (outcome == IS_FAILED && it->how != IC_NONE) {
       viol("failed-put-item-seen", c->obj, "%s failed (%s), yet its item "
-           "#%d was consumed by %s (call #%d)", cd, code(c->rc), u,
+           "#%d was consumed by %s (call #%d)", cd, it_code(c->rc), u,
            icname[it->how], it->by);
     }
   }
+}
+
+/* What is wrong with call c's ZKL_EBUSY (a put, a take or a claim), or
+ * NULL: it is only for a try (timeout 0) that met another call of the
+ * object, never for an async call once accepted. */
+static const char *busy_wrong(const call_t *c) {
+  if (c->async) return "an accepted async call completed with ZKL_EBUSY";
+  if (c->timeout != 0) return "ZKL_EBUSY from a call with a timeout";
+  if (!c->contended)
+    return "ZKL_EBUSY while no other call of the object was underway";
+  return NULL;
 }
 
 /* A put's answer (blocking or async): rc checked against the contract. */
@@ -714,10 +709,7 @@ static void put_result(int id, int rc) {
     break;
   case ZKL_EBUSY:
     A->st_busy++;
-    if (c->async) bad = "an accepted async put completed with ZKL_EBUSY";
-    else if (c->timeout != 0) bad = "ZKL_EBUSY from a put with a timeout";
-    else if (!c->contended)
-      bad = "ZKL_EBUSY while no other call of the object was underway";
+    bad = busy_wrong(c);
     break;
   case ZKL_ECANCELED:
     A->st_canceled++;
@@ -735,7 +727,7 @@ static void put_result(int id, int rc) {
   if (c->orphaned && rc != ZKL_ECANCELED) outcome = IS_UNKNOWN;
   if (bad != NULL)
     viol(rc == 0 ? "put-busy" : "put-code", c->obj, "%s returned %s after "
-         "%lld ms: %s (%s)", cd, code(rc), (long long)elapsed(c), bad,
+         "%lld ms: %s (%s)", cd, it_code(rc), (long long)elapsed(c), bad,
          zkl_last_error());
   put_outcome(id, outcome);
 }
@@ -784,7 +776,7 @@ static int inspect(int id, int p, int want_fmt, const zkl_item_t *it,
     char pd[200];
     calldesc(pd, sizeof pd, x->call);
     viol("failed-put-item-seen", oi, "%s got item #%d (%s) of %s, which "
-         "failed with %s", cd, u, it->name, pd, code(A->calls[x->call].rc));
+         "failed with %s", cd, u, it->name, pd, it_code(A->calls[x->call].rc));
   }
   return u;
 }
@@ -958,10 +950,7 @@ static void take_result(int id, int rc, zkl_item_t *v, size_t n) {
     break;
   case ZKL_EBUSY:
     A->st_busy++;
-    if (c->async) bad = "an accepted async call completed with ZKL_EBUSY";
-    else if (c->timeout != 0) bad = "ZKL_EBUSY from a call with a timeout";
-    else if (!c->contended)
-      bad = "ZKL_EBUSY while no other call of the object was underway";
+    bad = busy_wrong(c);
     break;
   case ZKL_ECANCELED:
     A->st_canceled++;
@@ -984,10 +973,10 @@ static void take_result(int id, int rc, zkl_item_t *v, size_t n) {
           "refused with ZKL_EBUSY";
   if (rc != 0 && (v != NULL || n != 0))
     viol("take-items", c->obj, "%s failed with %s but returned %zu items",
-         cd, code(rc), n);
+         cd, it_code(rc), n);
   if (bad != NULL)
     viol(rc == 0 ? "take-busy" : "take-code", c->obj, "%s returned %s after "
-         "%lld ms: %s (%s)", cd, code(rc), (long long)elapsed(c), bad,
+         "%lld ms: %s (%s)", cd, it_code(rc), (long long)elapsed(c), bad,
          zkl_last_error());
   if (rc != 0 || v == NULL) return;
   if (c->kind == K_CLAIM) {
@@ -1077,7 +1066,7 @@ static void submitted(int id, int rc, int must_busy, int idle) {
   obj_t *o = &A->o[c->obj];
   char cd[200];
   calldesc(cd, sizeof cd, id);
-  ev("%s -> %s", cd, code(rc));
+  ev("%s -> %s", cd, it_code(rc));
   if (c->n != 0)
     viol("inline", c->obj, "%s: its completion ran before the call returned",
          cd);
@@ -1102,7 +1091,7 @@ static void submitted(int id, int rc, int must_busy, int idle) {
       viol("async-busy", c->obj, "%s refused with ZKL_EBUSY, though no call "
            "of the object was underway (%s)", cd, zkl_last_error());
   } else {
-    viol("async-refused", c->obj, "%s refused with %s (%s)", cd, code(rc),
+    viol("async-refused", c->obj, "%s refused with %s (%s)", cd, it_code(rc),
          zkl_last_error());
   }
 }
@@ -1249,7 +1238,7 @@ static int completion_enter(int id, void *obj, int rc) {
   }
   if (id < 0 || id >= A->ncalls) {
     viol("completion-refused", -1, "a completion for a refused call (arg "
-         "%d, %s)", id, code(rc));
+         "%d, %s)", id, it_code(rc));
     return 0;
   }
   call_t *c = &A->calls[id];
@@ -1260,7 +1249,7 @@ static int completion_enter(int id, void *obj, int rc) {
          "test", cd);
   if (c->state != CS_PENDING) {
     viol("completion-twice", c->obj, "%s (%s) got a completion (%s)%s", cd,
-         c->state == CS_REFUSED ? "refused" : "done", code(rc),
+         c->state == CS_REFUSED ? "refused" : "done", it_code(rc),
          c->state == CS_DONE ? ": a second one" : "");
     return 0;
   }
@@ -1270,14 +1259,14 @@ static int completion_enter(int id, void *obj, int rc) {
   call_leave(id);
   obj_t *o = &A->o[c->obj];
   if (o->gen == c->gen && o->async == id) o->async = -1;
-  ev("completion of %s: %s%s", cd, code(rc),
+  ev("completion of %s: %s%s", cd, it_code(rc),
      c->orphaned ? " (destroyed)" : "");
   if (obj != c->ptr)
     viol("completion-obj", c->obj, "%s completed with obj %p, made on %p",
          cd, obj, c->ptr);
   if (c->orphaned && rc != ZKL_ECANCELED)
     viol("orphan-code", c->obj, "%s completed with %s after its object was "
-         "destroyed: expected ZKL_ECANCELED (%s)", cd, code(rc),
+         "destroyed: expected ZKL_ECANCELED (%s)", cd, it_code(rc),
          zkl_last_error());
   return 1;
 }
@@ -1386,7 +1375,7 @@ static void settle_result(int id, int rc) {
     if (k->uid >= 0) push_int(&A->gone, &A->ngone, &A->capgone, id);
     break;
   default:
-    viol("settle-code", c->obj, "%s returned %s (%s)", cd, code(rc),
+    viol("settle-code", c->obj, "%s returned %s (%s)", cd, it_code(rc),
          zkl_last_error());
   }
 }
@@ -1410,13 +1399,6 @@ static void on_settle(void *obj, int rc, uint64_t token, void *arg) {
  * unless the loop makes it: the loop's calls are tries, or calls on an
  * idle object) -------------------------------------------------------------- */
 
-static void unlock_for_call(void) {
-  if (tid != 0) pthread_mutex_unlock(&A->g);
-}
-static void lock_after_call(void) {
-  if (tid != 0) pthread_mutex_lock(&A->g);
-}
-
 static int call_start(int kind, int oi, int64_t timeout) {
   obj_t *o = &A->o[oi];
   int must_busy = tid == 0 && timeout == 0 && o->async >= 0;
@@ -1427,7 +1409,17 @@ static int call_start(int kind, int oi, int64_t timeout) {
   return id;
 }
 
-static void call_end(int id, int rc) {
+/* Just before the zkl call: g let go (by a submitter), and the thread
+ * marked as inside a call (a completion there would have run inline). */
+static void blocking_begin(void) {
+  if (tid != 0) pthread_mutex_unlock(&A->g);
+  in_call++;
+}
+
+/* Just after it: g held again, and the end of call id recorded; the call. */
+static call_t *blocking_end(int id, int rc) {
+  in_call--;
+  if (tid != 0) pthread_mutex_lock(&A->g);
   call_t *c = &A->calls[id];
   A->o[c->obj].users--;
   call_leave(id);
@@ -1436,7 +1428,8 @@ static void call_end(int id, int rc) {
   c->rc = rc;
   char cd[200];
   calldesc(cd, sizeof cd, id);
-  ev("%s -> %s (%lld ms)", cd, code(rc), (long long)elapsed(c));
+  ev("%s -> %s (%lld ms)", cd, it_code(rc), (long long)elapsed(c));
+  return c;
 }
 
 static void do_take(int oi, size_t max, int64_t timeout, int single) {
@@ -1450,14 +1443,11 @@ static void do_take(int oi, size_t max, int64_t timeout, int single) {
   zkl_item_t *v = NULL;
   size_t n = 0;
   memset(&one, 0x77, sizeof one);
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = claim    ? zkl_queue_claim(q, timeout, &one)
            : single ? zkl_queue_take(q, timeout, &one)
                     : zkl_queue_take_batch(q, max, timeout, &v, &n);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
+  blocking_end(id, rc);
   if ((single || claim) && rc == 0) {
     v = &one;
     n = 1;
@@ -1465,7 +1455,7 @@ static void do_take(int oi, size_t max, int64_t timeout, int single) {
     if (one.data != NULL || one.len != 0 || one.token != 0 ||
         one.name[0] != '\0')
       viol("take-items", oi, "call #%d: %s failed with %s but did not "
-           "zero *item", id, claim ? "claim" : "take", code(rc));
+           "zero *item", id, claim ? "claim" : "take", it_code(rc));
   }
   take_result(id, rc, v, n);
   if (single || claim) zkl_item_free(&one);
@@ -1479,14 +1469,11 @@ static void do_put(int oi, size_t n, int64_t timeout) {
   put_prepare(id, n, &pb);
   zkl_queue_t *q = A->o[oi].q;
   int single = n == 1 && rnd(2);
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = single ? zkl_queue_put(q, pb.b[0].data, pb.b[0].len, timeout)
                   : zkl_queue_put_batch(q, pb.b, n, timeout);
-  in_call--;
-  lock_after_call();
+  blocking_end(id, rc);
   free(pb.mem);
-  call_end(id, rc);
   put_result(id, rc);
 }
 
@@ -1499,13 +1486,10 @@ static void do_settle(int oi, int kind, int where) {
   settle_begin(id, cl);
   zkl_queue_t *q = A->o[oi].q;
   zkl_item_t it = A->claims[cl].it; /* claims may move: a copy */
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = kind == K_ACK ? zkl_queue_ack(q, &it)
                          : zkl_queue_nack(q, &it, where);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
+  blocking_end(id, rc);
   settle_result(id, rc);
 }
 
@@ -1521,7 +1505,7 @@ static void seen_check(int id, int u, const char *name) {
   if (x->put == IS_FAILED)
     viol("failed-put-item-seen", c->obj, "%s saw item #%d (%s) of call #%d, "
          "which failed with %s", cd, u, name, x->call,
-         code(A->calls[x->call].rc));
+         it_code(A->calls[x->call].rc));
   if (x->how != IC_NONE && x->ev_consumed < c->ev0)
     viol("seen-gone", c->obj, "%s saw item #%d (%s), consumed by %s (call "
          "#%d) before the call began", cd, u, name, icname[x->how], x->by);
@@ -1533,13 +1517,9 @@ static void do_peek(int oi) {
   A->st_peeks++;
   zkl_queue_t *q = A->o[oi].q;
   zkl_item_t it;
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = zkl_queue_peek(q, &it);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
-  call_t *c = &A->calls[id];
+  call_t *c = blocking_end(id, rc);
   char cd[200];
   calldesc(cd, sizeof cd, id);
   if (rc == 0) {
@@ -1568,7 +1548,7 @@ static void do_peek(int oi) {
     if (c->fmt != ZKL_QUEUE_LOCKING)
       push_int(&A->absent, &A->nabsent, &A->capabsent, id);
   } else if (!short_canceled(id, rc)) {
-    viol("peek-code", oi, "%s returned %s (%s)", cd, code(rc),
+    viol("peek-code", oi, "%s returned %s (%s)", cd, it_code(rc),
          zkl_last_error());
   }
 }
@@ -1582,21 +1562,17 @@ static void do_list(int oi) {
   zkl_queue_t *q = A->o[oi].q;
   zkl_item_t *v = (zkl_item_t *)1;
   size_t n = 99;
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = zkl_queue_list(q, max, &v, &n);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
-  call_t *c = &A->calls[id];
+  call_t *c = blocking_end(id, rc);
   char cd[200];
   calldesc(cd, sizeof cd, id);
   if (rc != 0) {
     if (v != NULL || n != 0)
       viol("list-items", oi, "%s failed with %s but returned %zu items", cd,
-           code(rc), n);
+           it_code(rc), n);
     if (!short_canceled(id, rc))
-      viol("list-code", oi, "%s returned %s (%s)", cd, code(rc),
+      viol("list-code", oi, "%s returned %s (%s)", cd, it_code(rc),
            zkl_last_error());
     return;
   }
@@ -1661,18 +1637,14 @@ static void do_size(int oi) {
   A->st_sizes++;
   zkl_queue_t *q = A->o[oi].q;
   size_t n = 12345;
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = zkl_queue_size(q, &n);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
-  call_t *c = &A->calls[id];
+  call_t *c = blocking_end(id, rc);
   char cd[200];
   calldesc(cd, sizeof cd, id);
   if (rc != 0) {
     if (!short_canceled(id, rc))
-      viol("size-code", oi, "%s returned %s (%s)", cd, code(rc),
+      viol("size-code", oi, "%s returned %s (%s)", cd, it_code(rc),
            zkl_last_error());
     return;
   }
@@ -1701,19 +1673,15 @@ static void do_remove(int oi) {
   if (id < 0) return;
   A->calls[id].uid = u;
   zkl_queue_t *q = o->q;
-  unlock_for_call();
-  in_call++;
+  blocking_begin();
   int rc = zkl_queue_remove(q, name);
-  in_call--;
-  lock_after_call();
-  call_end(id, rc);
-  call_t *c = &A->calls[id];
+  call_t *c = blocking_end(id, rc);
   char cd[200];
   calldesc(cd, sizeof cd, id);
   if (want_inval) {
     if (rc != ZKL_EINVAL)
       viol("remove-code", oi, "%s of \"%s\" (another format's name) returned "
-           "%s: expected ZKL_EINVAL", cd, name, code(rc));
+           "%s: expected ZKL_EINVAL", cd, name, it_code(rc));
     return;
   }
   if (rc == ZKL_ENOENT && !want_enoent) {
@@ -1724,12 +1692,12 @@ static void do_remove(int oi) {
   if (want_enoent) {
     if (rc != ZKL_ENOENT)
       viol("remove-code", oi, "%s of \"%s\" returned %s: no such item ever "
-           "was (%s)", cd, name, code(rc), zkl_last_error());
+           "was (%s)", cd, name, it_code(rc), zkl_last_error());
     return;
   }
   if (rc != 0) {
     viol("remove-code", oi, "%s of \"%s\" returned %s (%s)", cd, name,
-         code(rc), zkl_last_error());
+         it_code(rc), zkl_last_error());
     return;
   }
   A->st_removed++;
@@ -1769,12 +1737,12 @@ static void do_claim_probe(int oi) {
     in_call++;
     int rc = zkl_queue_claim_health(o->q, &A->claims[cl].it);
     in_call--;
-    ev("o%d claim_health of claim %d -> %s", oi, cl, code(rc));
+    ev("o%d claim_health of claim %d -> %s", oi, cl, it_code(rc));
     /* ZKL_ESUSPENDED is the documented "in doubt" while the session was
      * not heard from lately (a slow, e.g. sanitized, run) */
     if (rc != 0 && rc != ZKL_ESUSPENDED)
       viol("claim-health", oi, "claim_health of claim %d (%s), held, "
-           "returned %s (%s)", cl, A->claims[cl].it.name, code(rc),
+           "returned %s (%s)", cl, A->claims[cl].it.name, it_code(rc),
            zkl_last_error());
   }
   /* another object's claim (or a made-up one) through this object */
@@ -1795,11 +1763,11 @@ static void do_claim_probe(int oi) {
   in_call--;
   A->st_eperm++;
   ev("o%d ack/claim_health of %s, not its claim -> %s, %s", oi, it->name,
-     code(rc), code(h));
+     it_code(rc), it_code(h));
   if (rc != ZKL_EPERM || h != ZKL_EPERM)
     viol("claim-eperm", oi, "ack and claim_health of %s, not claimed through "
          "the object, returned %s and %s: expected ZKL_EPERM", it->name,
-         code(rc), code(h));
+         it_code(rc), it_code(h));
 }
 
 /* ---- the loop's other actions -------------------------------------------------- */
@@ -1810,9 +1778,9 @@ static void act_cancel(int oi, const char *why) {
   in_call++;
   int rc = zkl_queue_cancel(o->q);
   in_call--;
-  ev("o%d cancel (%s) -> %s, %d call(s) in flight", oi, why, code(rc),
+  ev("o%d cancel (%s) -> %s, %d call(s) in flight", oi, why, it_code(rc),
      o->nfly);
-  if (rc != 0) viol("cancel-code", oi, "cancel returned %s", code(rc));
+  if (rc != 0) viol("cancel-code", oi, "cancel returned %s", it_code(rc));
 }
 
 /* Destroys and remakes the object (the loop only, never while another
@@ -1956,10 +1924,10 @@ static void act_invalid(int oi) {
   }
   in_call--;
   A->st_invalid++;
-  ev("o%d bad arguments (%d) -> %s", oi, r, code(rc));
+  ev("o%d bad arguments (%d) -> %s", oi, r, it_code(rc));
   if (rc != ZKL_EINVAL)
     viol("einval", oi, "bad arguments (case %d) returned %s: expected "
-         "ZKL_EINVAL (%s)", r, code(rc), zkl_last_error());
+         "ZKL_EINVAL (%s)", r, it_code(rc), zkl_last_error());
 }
 
 /* ---- random choices ------------------------------------------------------------- */
@@ -2152,7 +2120,8 @@ static int loop_turn(int wait_ms, int act) {
       viol("fd", -1, "session %d's fd polls %#x", i, (unsigned)p[i].revents);
     if (!(p[i].revents & POLLIN)) continue;
     int d = zkl_session_dispatch(A->s[i]);
-    if (d < 0) viol("dispatch", -1, "dispatch of session %d: %s", i, code(d));
+    if (d < 0)
+      viol("dispatch", -1, "dispatch of session %d: %s", i, it_code(d));
   }
   watchdog();
   int go = running();
@@ -2218,7 +2187,7 @@ static void drain(void) {
     int rc = zkl_queue_size(q[0], &size);
     if (rc != 0 || (int)size != raw)
       viol("size-quiet", -1, "p%d quiet: size %s %zu, %d children listed", p,
-           code(rc), size, raw);
+           it_code(rc), size, raw);
     for (int f = 0; f < (p == LPATH ? 1 : 2); f++) {
       for (int rounds = 0; rounds < 1000; rounds++) {
         zkl_item_t *v = NULL;
@@ -2227,7 +2196,7 @@ static void drain(void) {
         if (rc == ZKL_EEMPTY) break;
         if (rc != 0) {
           viol("drain", -1, "draining p%d %s: %s (%s)", p, fmtname(fmts[f]),
-               code(rc), zkl_last_error());
+               it_code(rc), zkl_last_error());
           break;
         }
         took(-1, p, fmts[f], IC_DRAIN, v, n);
@@ -2243,7 +2212,7 @@ static void drain(void) {
     names_of(A->k, A->ipath[p], names, sizeof names);
     if (rc != 0 || (int)size != nforeign(p))
       viol("size-drained", -1, "p%d drained: size %s %zu, expected the %d "
-           "foreign children:%s", p, code(rc), size, nforeign(p), names);
+           "foreign children:%s", p, it_code(rc), size, nforeign(p), names);
     for (int i = 0; i < nforeign(p); i++) {
       char path[256];
       snprintf(path, sizeof path, "%s/%s", A->ipath[p], foreign[i]);
@@ -2327,7 +2296,7 @@ static void account(void) {
                                : "starved",
            c->obj, "%s returned %s after %lld ms, though item #%d (%s %d, "
            "put by %s, which ended %s) was in the queue %s: consumed only "
-           "after it by %s (call #%d)", cd, code(c->rc),
+           "after it by %s (call #%d)", cd, it_code(c->rc),
            (long long)(c->t1 - c->t0), u,
            x->fmt == ZKL_QUEUE_KAZOO ? "prio/seq" : "seq", x->seq, pd,
            before ? "before it began" : "during it",
@@ -2393,7 +2362,7 @@ static void account(void) {
            "claimed, but no claim of it can have been there then (a claim "
            "call that ended without a claim came before: #%d, %s)",
            A->claimed_seen[i + 1], u, timed,
-           timed >= 0 ? code(A->calls[timed].rc) : "-");
+           timed >= 0 ? it_code(A->calls[timed].rc) : "-");
   }
   /* a remove's or an ack's ENOENT: its item was consumed before it ended
    * (by a remove or a raw delete for an ack) */
@@ -2460,10 +2429,7 @@ static void account(void) {
 static void run(int variant) {
   A = calloc(1, sizeof *A);
   ck_assert_ptr_nonnull(A);
-  const char *env = getenv("ZKL_QUEUE_SEED");
-  A->seed = env != NULL && env[0] != '\0'
-                ? strtoull(env, NULL, 10)
-                : (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
+  A->seed = it_seed("ZKL_QUEUE_SEED");
   A->variant = variant;
   A->slow = getenv("ZKL_TEST_SLOW") != NULL;
   A->rounds = A->slow ? 1500 : 5000;

@@ -18,20 +18,8 @@
 #define OP_MULTI 14
 #define PREFIX_LEN 40 /* "_c_<uuid>-": a contender's protected prefix */
 
-static zkl_queue_t *queue_fmt(zkl_session_t *s, const char *path, int format,
-                              int prio) {
-  zkl_queue_opts_t o;
-  zkl_queue_opts_init(&o);
-  o.format = format;
-  o.priority = prio;
-  zkl_queue_t *q = NULL;
-  ck_assert_int_eq(zkl_queue_create(&q, s, path, &o), 0);
-  ck_assert_ptr_nonnull(q);
-  return q;
-}
-
 static zkl_queue_t *queue(zkl_session_t *s, const char *path) {
-  return queue_fmt(s, path, ZKL_QUEUE_QN, 100);
+  return it_queue(s, path, ZKL_QUEUE_QN, 100);
 }
 
 /* The markers of confirmed puts under <root>.zkl/puts once the objects
@@ -161,8 +149,8 @@ START_TEST(batch_take_stops_at_an_item_it_cannot_delete) {
     char root[128], dir[256], child[512];
     it_root(root, sizeof root, "q-stuck");
     zkl_session_t *s = it_session();
-    zkl_queue_t *q = queue_fmt(s, root, formats[f], 100),
-                *r = queue_fmt(s, root, formats[f], 100);
+    zkl_queue_t *q = it_queue(s, root, formats[f], 100),
+                *r = it_queue(s, root, formats[f], 100);
     zkl_buf_t b[5];
     char data[5][2] = {"0", "1", "2", "3", "4"};
     for (int i = 0; i < 5; i++) b[i] = (zkl_buf_t){data[i], 1};
@@ -213,8 +201,8 @@ START_TEST(kazoo_priorities_and_foreign_children) {
   char root[128], path[256];
   it_root(root, sizeof root, "q-prio");
   zkl_session_t *s = it_session();
-  zkl_queue_t *lo = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 500);
-  zkl_queue_t *hi = queue_fmt(s, root, ZKL_QUEUE_KAZOO, 7);
+  zkl_queue_t *lo = it_queue(s, root, ZKL_QUEUE_KAZOO, 500);
+  zkl_queue_t *hi = it_queue(s, root, ZKL_QUEUE_KAZOO, 7);
   ck_assert_int_eq(zkl_queue_put(lo, "a", 1, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(lo, "b", 1, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(hi, "c", 1, 5000), 0);
@@ -1213,7 +1201,7 @@ END_TEST
 /* ---- claims (ZKL_QUEUE_LOCKING) ------------------------------------------ */
 
 static zkl_queue_t *locking(zkl_session_t *s, const char *path) {
-  return queue_fmt(s, path, ZKL_QUEUE_LOCKING, 100);
+  return it_queue(s, path, ZKL_QUEUE_LOCKING, 100);
 }
 
 static int taken_count(zkl_session_t *s, const char *root) {

@@ -77,6 +77,19 @@ zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path) {
   return m;
 }
 
+zkl_queue_t *it_queue(zkl_session_t *s, const char *path, int format,
+                      int prio) {
+  zkl_queue_opts_t o;
+  zkl_queue_opts_init(&o);
+  o.format = format;
+  o.priority = prio;
+  zkl_queue_t *q = NULL;
+  int rc = zkl_queue_create(&q, s, path, &o);
+  ck_assert_msg(rc == 0, "queue_create %s: %s", path, zkl_strerror(rc));
+  ck_assert_ptr_nonnull(q);
+  return q;
+}
+
 void it_harness(const char *verb) {
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "\"%s\" %s \"%s\" 1 >/dev/null",
@@ -119,6 +132,31 @@ void it_sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+uint64_t it_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t it_mix64(uint64_t z) { return it_splitmix64(&z); }
+
+uint64_t it_seed(const char *var) {
+  const char *env = getenv(var);
+  return env != NULL && env[0] != '\0'
+             ? strtoull(env, NULL, 10)
+             : (uint64_t)time(NULL) * 1000003u + (uint64_t)getpid();
+}
+
+const char *it_code(int rc) {
+  static _Thread_local char buf[4][64];
+  static _Thread_local int i;
+  char *b = buf[i++ % 4];
+  if (rc >= 0) snprintf(b, 64, "%d", rc);
+  else snprintf(b, 64, "%s(%d)", zkl_strerror(rc), rc);
+  return b;
 }
 
 int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms) {
