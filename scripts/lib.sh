@@ -12,7 +12,7 @@ libzookeeper-mt-dev uuid-dev check valgrind zookeeper default-jre-headless \
 python3 python3-kazoo default-jdk-headless libcurator-recipes-java iproute2 util-linux coreutils procps \
 docker-compose gnuplot-nox man-db libuv1-dev libevent-dev"
 
-zkl_log() { printf '==> %s\n' "$*" >&2; }
+zkl_log() { printf '==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 zkl_install_deps() {
   local missing=() p
