@@ -118,6 +118,19 @@ static int open_queue(const cli_opts_t *o, zkl_session_state_fn on_st,
   return rc;
 }
 
+/* open_queue() for a call run on the CLI's loop: signals set up first,
+ * and the loop told of the session.  0, or the exit status. */
+static int open_queue_on_loop(const cli_opts_t *o, zkl_session_t **s,
+                              zkl_queue_t **q) {
+  if (cli_loop_init() != 0) {
+    perror("zkl: cannot set up signals");
+    return CLI_EX_SOFTWARE;
+  }
+  int rc = open_queue(o, on_state, s, q);
+  if (rc == 0) cli_loop_connected(*s);
+  return rc;
+}
+
 static void close_queue(zkl_session_t *s, zkl_queue_t *q) {
   zkl_queue_destroy(q);
   zkl_session_close(s);
@@ -244,15 +257,10 @@ static int split_lines(const cli_opts_t *o, const char *data, size_t len,
  * status. */
 static int put_items_now(const cli_opts_t *o, const zkl_buf_t *bufs,
                          size_t n) {
-  if (cli_loop_init() != 0) {
-    perror("zkl: cannot set up signals");
-    return CLI_EX_SOFTWARE;
-  }
   zkl_session_t *s;
   zkl_queue_t *q;
-  int rc = open_queue(o, on_state, &s, &q);
+  int rc = open_queue_on_loop(o, &s, &q);
   if (rc != 0) return rc;
-  cli_loop_connected(s);
   settled_t w;
   memset(&w, 0, sizeof w);
   rc = o->batch ? zkl_queue_put_batch_async(q, bufs, n, o->timeout_ms,
@@ -366,15 +374,10 @@ static int take_failed(const taker_t *t, int stop_signal) {
 }
 
 static int take_run(const cli_opts_t *o) {
-  if (cli_loop_init() != 0) {
-    perror("zkl: cannot set up signals");
-    return CLI_EX_SOFTWARE;
-  }
   zkl_session_t *s;
   zkl_queue_t *q;
-  int rc = open_queue(o, on_state, &s, &q);
+  int rc = open_queue_on_loop(o, &s, &q);
   if (rc != 0) return rc;
-  cli_loop_connected(s);
   taker_t t;
   memset(&t, 0, sizeof t);
   t.o = o;
@@ -714,19 +717,14 @@ static int settle_claim(claimer_t *c) {
 }
 
 static int claim_run(const cli_opts_t *o) {
-  if (cli_loop_init() != 0) {
-    perror("zkl: cannot set up signals");
-    return CLI_EX_SOFTWARE;
-  }
   claimer_t c;
   memset(&c, 0, sizeof c);
   c.o = o;
   c.child.kill_at = INT64_MAX;
   c.deadline_ns = o->timeout_ms > 0 ? cli_now_ns() + o->timeout_ms * 1000000
                                     : INT64_MAX;
-  int rc = open_queue(o, on_state, &c.s, &c.q);
+  int rc = open_queue_on_loop(o, &c.s, &c.q);
   if (rc != 0) return rc;
-  cli_loop_connected(c.s);
   rc = claim_start(&c);
   if (rc != 0) {
     rc = failed(o, "claim from", rc);
