@@ -1445,8 +1445,12 @@ static int op_wait_turn(zkl__op_t *o) {
       queue_drop(q, 0, (size_t)o->idx + 1);
       q->more = 0;
     } else { /* it gave up or its session ended: the next one down */
+      /* a node of a kind that marks its release went unmarked: read our
+       * own node before any grant (below); a kind that never marks
+       * (latch, kazoo, ...) leaves that way at every handoff, and the
+       * watch on our own node stands as before */
+      if (zkl__kind_marks_release(q->lower[o->idx].kind)) o->went = 1;
       queue_drop(q, (size_t)o->idx, 1);
-      o->went = 1;
     }
   }
   PT_RETURN(pt, o->turn_rc);
