@@ -37,16 +37,22 @@ static int delete_one(zkl_session_t *s, const char *path) {
   return zrc == ZNONODE ? ZOK : zrc;
 }
 
-/* Deletes path if its data starts with tag (read and deleted at one
- * version: a node of that name made since is left alone). */
-static int delete_tagged(zkl_session_t *s, const char *path, const char *tag) {
+/* Deletes path if what it holds says it is ours: its data is `want`
+ * (wlen bytes; with `lead`, only starts with it; NULL: any data), and, with
+ * owner, it is an ephemeral node of that session.  Read and deleted at one
+ * version: a node of that name made since is left alone.  Gone counts as
+ * done. */
+static int delete_if_ours(zkl_session_t *s, const char *path,
+                          const char *want, int wlen, int lead,
+                          int64_t owner) {
   struct Stat st;
   char *data = NULL;
   int len = 0;
-  size_t tl = strlen(tag);
   int zrc = zkl__zk_get(s, ZKL__FOREVER, path, 0, &data, &len, &st);
-  int ours = zrc == ZOK && data != NULL && (size_t)len >= tl &&
-             memcmp(data, tag, tl) == 0;
+  int ours = zrc == ZOK && (owner == 0 || st.ephemeralOwner == owner) &&
+             (want == NULL ||
+              (data != NULL && (lead ? len >= wlen : len == wlen) &&
+               memcmp(data, want, (size_t)wlen) == 0));
   free(data);
   if (ours) {
     zrc = zkl__zk_wait(zkl__zk_delete_version_send(s, path, st.version),
@@ -66,21 +72,7 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
   if (c->node != NULL && c->owned) {
     /* ours only while this session owns it: a node of that name made by
      * another session (ours went) is not ours to delete */
-    struct Stat st;
-    char *data = NULL;
-    int len = 0;
-    zrc = zkl__zk_get(s, ZKL__FOREVER, c->node, 0, &data, &len, &st);
-    int same = c->data == NULL ||
-               (data != NULL && len == c->len && memcmp(data, c->data,
-                                                        (size_t)len) == 0);
-    free(data);
-    if (zrc == ZOK && st.ephemeralOwner == zkl_session_id(s) && same) {
-      zrc = zkl__zk_wait(zkl__zk_delete_version_send(s, c->node, st.version),
-                         ZKL__FOREVER);
-      if (zrc == ZNONODE || zrc == ZBADVERSION) zrc = ZOK;
-    } else if (zrc == ZOK || zrc == ZNONODE) {
-      zrc = ZOK;
-    }
+    zrc = delete_if_ours(s, c->node, c->data, c->len, 0, zkl_session_id(s));
   } else if (c->node != NULL) {
     zrc = delete_one(s, c->node);
   } else {
@@ -101,7 +93,9 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
         break;
       }
       snprintf(path, len, "%s/%s", c->root, kids.data[i]);
-      zrc = c->tagged ? delete_tagged(s, path, c->prefix) : delete_one(s, path);
+      zrc = c->tagged ? delete_if_ours(s, path, c->prefix,
+                                       (int)strlen(c->prefix), 1, 0)
+                      : delete_one(s, path);
       free(path);
     }
     zkl__zk_children_free(&kids);
