@@ -28,10 +28,13 @@ typedef struct bench_opts {
   const char *merge_path;  /* --merge: rows of another run (kazoo_bench.py)*/
   const char *config;      /* --config: label of the server's config       */
   int quick;               /* --quick: a smoke run of a few seconds        */
-  unsigned only;           /* bit s set: run scenario s (1..10)            */
+  unsigned only;           /* bit s set: run scenario s (1..11)            */
   unsigned kazoo;          /* bit s set: run kazoo_bench.py's scenario s
                               right after ours and merge its rows        */
   const char *kazoo_script; /* --kazoo-script: bench/kazoo_bench.py      */
+  int curator;             /* S11: run bench/CuratorBench.java (Curator's
+                              side) right after ours and merge its rows  */
+  const char *curator_src; /* --curator-src: bench/CuratorBench.java      */
   int iters;               /* S1, S2: measured operations per variant      */
   double duration_s;       /* S3, S5: seconds per run                       */
   int reps;                /* S3, S5, S9: runs of each implementation, in
@@ -48,6 +51,8 @@ typedef struct bench_opts {
   int batch;               /* S9: items per batch put and batch take        */
   int consumers[BENCH_MAX_LIST], n_consumers; /* S10: blocked consumers  */
   int puts;                /* S10: puts per consumer count                  */
+  int cas_contenders;      /* S11: contenders incrementing one counter      */
+  int increments;          /* S11: increments per contender per run         */
   char root[128];          /* this run's private tree: /zkl-bench/<id>      */
 } bench_opts_t;
 
@@ -89,9 +94,9 @@ double bench_heap_bytes(void);
 /* One measured figure: `median` holds the value for single figures (a
  * rate, a ratio, a count), and p99 is NAN then. */
 typedef struct result {
-  char scenario[4]; /* "1".."10"                                      */
+  char scenario[4]; /* "1".."11"                                      */
   char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
-  char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo"           */
+  char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo", "curator" */
   char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
   char unit[8];     /* "us", "ms", "1/s", "B", ""                      */
   double median, p99;
@@ -259,6 +264,18 @@ int floor_queue_take_wait(floor_queue_t *fq, int timeout_ms,
 /* Wakes a floor_queue_take_wait() to look at its stop flag. */
 void floor_queue_stop(floor_queue_t *fq);
 
+/* The counter by hand (S11): a 4-byte big-endian int in one node.  Read:
+ * a get (ZBADARGUMENTS: not 4 bytes).  Add: get, then set at the version
+ * read, both again while the set answers ZBADVERSION (*conflicts counts
+ * those, may be NULL).  0 or a ZooKeeper code. */
+/* S11: a run of any implementation stops after this long (CuratorBench
+ * and kazoo_bench.py are given or use the same). */
+#define BENCH_S11_CAP_S 20
+int floor_counter_read(zhandle_t *zh, const char *path, int32_t *value,
+                       int32_t *version);
+int floor_counter_add(zhandle_t *zh, const char *path, int32_t delta,
+                      int *conflicts);
+
 /* ---- helpers shared by the scenarios (zkl-bench.c) -------------------------- */
 
 /* Creates path (and missing parents) as persistent nodes.  0 or a code. */
@@ -293,6 +310,7 @@ void sc_memory(const bench_opts_t *o);      /* 7  sc-queue.c    */
 void sc_pending_async(const bench_opts_t *o); /* 8  sc-async.c  */
 void sc_queue_throughput(const bench_opts_t *o); /* 9  sc-dqueue.c */
 void sc_queue_herd(const bench_opts_t *o);    /* 10 sc-dqueue.c  */
+void sc_counter(const bench_opts_t *o);       /* 11 sc-counter.c */
 /* The targets, from the results (and merged rows): targets.c. */
 void bench_targets(const bench_opts_t *o);
 /* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */

@@ -1,6 +1,9 @@
 /* bench/floor.c - the floor: the lock protocol (and, for S9 and S10, the
- * queue recipe) done by hand on raw libzookeeper-mt calls, with no library
- * around it.
+ * queue recipe; for S11 the counter) done by hand on raw libzookeeper-mt
+ * calls, with no library around it.
+ *
+ * The counter: get, then set at the version read, again from the get on
+ * ZBADVERSION (what any compare-and-set counter must do at least).
  *
  * The lock is the classic recipe, written correctly: create an
  * EPHEMERAL_SEQUENTIAL node, list the children, and if a node we must wait
@@ -770,4 +773,35 @@ void floor_queue_stop(floor_queue_t *fq) {
   pthread_mutex_lock(&fq->mu);
   pthread_cond_broadcast(&fq->cv);
   pthread_mutex_unlock(&fq->mu);
+}
+
+/* ---- the counter (S11) ------------------------------------------------------- */
+
+int floor_counter_read(zhandle_t *zh, const char *path, int32_t *value,
+                       int32_t *version) {
+  unsigned char buf[16];
+  int n = sizeof buf;
+  struct Stat st;
+  int zrc = zoo_get(zh, path, 0, (char *)buf, &n, &st);
+  if (zrc != ZOK) return zrc;
+  if (n != 4) return ZBADARGUMENTS; /* not a 4-byte counter */
+  *value = (int32_t)((uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
+                     (uint32_t)buf[2] << 8 | (uint32_t)buf[3]);
+  if (version != NULL) *version = st.version;
+  return ZOK;
+}
+
+int floor_counter_add(zhandle_t *zh, const char *path, int32_t delta,
+                      int *conflicts) {
+  for (;;) {
+    int32_t v, version;
+    int zrc = floor_counter_read(zh, path, &v, &version);
+    if (zrc != ZOK) return zrc;
+    uint32_t u = (uint32_t)v + (uint32_t)delta; /* the bench never wraps */
+    unsigned char buf[4] = {(unsigned char)(u >> 24), (unsigned char)(u >> 16),
+                            (unsigned char)(u >> 8), (unsigned char)u};
+    zrc = zoo_set(zh, path, (const char *)buf, 4, version);
+    if (zrc != ZBADVERSION) return zrc;
+    if (conflicts != NULL) (*conflicts)++; /* another writer came first */
+  }
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""kazoo_bench.py - scenarios 1, 3, 6, 9 and 10 of zkl-bench for kazoo
+"""kazoo_bench.py - scenarios 1, 3, 6, 9, 10 and 11 of zkl-bench for kazoo
 (Debian's python3-kazoo), on the same server in the same run, so that the
 report shows zkl/kazoo ratios measured side by side.
 
   /usr/bin/python3 bench/kazoo_bench.py --hosts HOST:PORT [--quick]
         [--iters N] [--duration SEC] [--reps N] [--contenders 2,8,32,128] [--rounds N]
         [--kill-rounds N] [--kill-timeout MS] [--items N] [--batch N]
-        [--consumers 1,10,100] [--puts N] [--only 1,3,6,9,10] [--csv FILE]
-        [--no-table]
+        [--consumers 1,10,100] [--puts N] [--cas-contenders N]
+        [--increments N] [--only 1,3,6,9,10,11] [--csv FILE] [--no-table]
 
 Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench runs
 this script itself after each of its own scenarios (--only N) and merges the
@@ -32,6 +32,17 @@ S10 the herd: C consumers (threads, each its own session) blocked in
     item consumed, the watch count back, no request and no notification for
     two samples); the server's requests, bytes and watch notifications per
     put.
+S11 N contenders (--cas-contenders), threads each with its own KazooClient
+    (one process: they share the GIL), increment ONE
+    Counter(path, support_curator=True) (4-byte big-endian int) with
+    `counter += 1` until N x --increments increments are done (a shared
+    count of slots) or S11_CAP_S passed, --reps runs; kazoo retries a
+    BadVersion itself (get, then set at that version, again).  "kazoo":
+    the client's default command retry, which sleeps 0.1 s (+-40 %
+    jitter, doubling each time) before each retry; "kazoo-0wait":
+    command_retry={"max_tries": -1, "delay": 0}, retrying at once, as
+    Curator's RetryNTimes(1000, 0) and zkl do.  The node must then hold
+    the number of increments done (else a lost update: an error).
 
 Every wait is bounded; the run works under /zkl-bench/kazoo-<pid> and
 deletes it at the end.  Traffic goes only to the given hosts.
@@ -44,6 +55,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -163,23 +175,27 @@ def quantile(v, q):
     return v[rank - 1]
 
 
-def add(scenario, case, metric, unit, median, p99=float("nan"), n=0):
-    ROWS.append((scenario, case, "kazoo", metric, unit, median, p99, n))
+def add(scenario, case, metric, unit, median, p99=float("nan"), n=0,
+        impl="kazoo"):
+    ROWS.append((scenario, case, impl, metric, unit, median, p99, n))
 
 
-def add_samples(scenario, case, metric, unit, v):
+def add_samples(scenario, case, metric, unit, v, impl="kazoo"):
     add(scenario, case, metric, unit, quantile(v, 0.5), quantile(v, 0.99),
-        len(v))
+        len(v), impl)
 
 
-def add_server(scenario, case, per, d, ops):
+def add_server(scenario, case, per, d, ops, impl="kazoo"):
     if ops <= 0:
         return
-    add(scenario, case, "requests/" + per, "", d["requests"] / ops, n=ops)
-    add(scenario, case, "reads/" + per, "", d["reads"] / ops, n=ops)
-    add(scenario, case, "writes/" + per, "", d["writes"] / ops, n=ops)
+    add(scenario, case, "requests/" + per, "", d["requests"] / ops, n=ops,
+        impl=impl)
+    add(scenario, case, "reads/" + per, "", d["reads"] / ops, n=ops,
+        impl=impl)
+    add(scenario, case, "writes/" + per, "", d["writes"] / ops, n=ops,
+        impl=impl)
     add(scenario, case, "bytes/" + per, "B",
-        (d["bytes_in"] + d["bytes_out"]) / ops, n=ops)
+        (d["bytes_in"] + d["bytes_out"]) / ops, n=ops, impl=impl)
 
 
 def fmt(x):
@@ -199,15 +215,15 @@ def write_csv(path):
 
 def print_table():
     print("\nkazoo_bench results")
-    print("  %-3s %-8s %-16s %-4s %10s %10s %7s"
-          % ("S", "case", "metric", "unit", "median", "p99", "n"))
-    for s, c, _, m, u, med, p99, n in ROWS:
-        print("  %-3s %-8s %-16s %-4s %10s %10s %7d"
-              % (s, c, m, u, fmt(med), fmt(p99), n))
+    print("  %-3s %-8s %-11s %-16s %-4s %10s %10s %7s"
+          % ("S", "case", "impl", "metric", "unit", "median", "p99", "n"))
+    for s, c, i, m, u, med, p99, n in ROWS:
+        print("  %-3s %-8s %-11s %-16s %-4s %10s %10s %7d"
+              % (s, c, i, m, u, fmt(med), fmt(p99), n))
 
 
-def client(hosts, timeout=10.0):
-    zk = KazooClient(hosts=hosts, timeout=timeout)
+def client(hosts, timeout=10.0, command_retry=None):
+    zk = KazooClient(hosts=hosts, timeout=timeout, command_retry=command_retry)
     zk.start(timeout=15)
     return zk
 
@@ -797,6 +813,158 @@ def s10(args, root):
         s10_run(args, root, c)
 
 
+# ---- S11 --------------------------------------------------------------------
+
+S11_CAP_S = 20.0  # a run stops after this long (zkl-bench's BENCH_S11_CAP_S)
+S11_IMPLS = (("kazoo", None),
+             ("kazoo-0wait", {"max_tries": -1, "delay": 0, "max_jitter": 0}))
+
+
+def host_sample():
+    """The whole machine's busy CPU time (us, every process: the server's
+    too when it is local) and context switches so far, from /proc/stat;
+    None when unknown (as sc-counter.c's host_sample())."""
+    busy = ctxt = None
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                v = line.split()
+                if v[0] == "cpu" and len(v) >= 9:
+                    busy = sum(int(v[i]) for i in (1, 2, 3, 6, 7)) * 1e6 / \
+                        os.sysconf("SC_CLK_TCK")
+                elif v[0] == "ctxt":
+                    ctxt = float(v[1])
+    except OSError:
+        return None
+    return None if busy is None or ctxt is None else (busy, ctxt)
+
+
+class CasRun(object):
+    def __init__(self, n, total):
+        self.lock = threading.Lock()
+        self.claimed = 0
+        self.total = total
+        self.stop = False
+        self.start = threading.Barrier(n + 1)
+
+    def claim(self):
+        with self.lock:
+            if self.stop or self.claimed >= self.total:
+                return False
+            self.claimed += 1
+            return True
+
+
+class Incrementer(threading.Thread):
+    """A contender on its own session: counter += 1 while slots last."""
+
+    def __init__(self, hosts, path, run, retry):
+        super().__init__(daemon=True)
+        self.zk = client(hosts, command_retry=retry)
+        self.counter = self.zk.Counter(path, default=0, support_curator=True)
+        self.counter.value  # warm: the path ensured, one read
+        self.run_ = run
+        self.done = 0
+        self.lat = []
+        self.t_end = 0
+
+    def run(self):
+        r = self.run_
+        try:
+            r.start.wait(60)
+            while r.claim():
+                t0 = now_ns()
+                self.counter += 1
+                self.lat.append((now_ns() - t0) / 1e3)
+                self.done += 1
+        except Exception as e:  # reported, the run goes on
+            ERRORS.append("S11 contender: %s: %s" % (type(e).__name__, e))
+        self.t_end = now_ns()
+
+
+def s11_once(args, admin, path, retry):
+    """One run on a fresh node: (increments/s, per-contender counts,
+    latencies, server delta, cpu s)."""
+    n, total = args.cas_contenders, args.cas_contenders * args.increments
+    admin.create(path, b"\0\0\0\0", makepath=True)
+    run = CasRun(n, total)
+    incs = []
+    try:
+        incs = [Incrementer(args.hosts, path, run, retry) for _ in range(n)]
+        for k in incs:
+            k.start()
+        a = srv_sample(args.hosts)
+        h0 = host_sample()
+        cpu0 = time.process_time()
+        run.start.wait(60)
+        t0 = now_ns()
+        deadline = time.monotonic() + S11_CAP_S
+        for k in incs:
+            k.join(max(0.001, deadline - time.monotonic()))
+            if k.is_alive():
+                with run.lock:
+                    run.stop = True  # each stops after its increment
+                break
+        for k in incs:
+            k.join()
+        cpu = time.process_time() - cpu0
+        h1 = host_sample()
+        d = srv_delta(a, srv_sample(args.hosts))
+        d["host_us"] = h1[0] - h0[0] if h0 and h1 else float("nan")
+        d["ctxt"] = h1[1] - h0[1] if h0 and h1 else float("nan")
+    finally:
+        for k in incs:
+            close(k.zk)
+    done = sum(k.done for k in incs)
+    t_end = max([k.t_end for k in incs] + [t0])
+    if done < total:
+        print("kazoo_bench: S11: a run stopped after %d s with %d of %d "
+              "increments" % (S11_CAP_S, done, total), file=sys.stderr)
+    data, _ = admin.get(path)
+    value = struct.unpack(">i", data)[0] if len(data) == 4 else None
+    if value != done:
+        ERRORS.append("S11: %s holds %s after %d increments: a lost update"
+                      % (path, value, done))
+    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
+    return (rate, [k.done for k in incs], [x for k in incs for x in k.lat], d,
+            cpu)
+
+
+def s11(args, root):
+    admin = client(args.hosts)
+    case = "N=%d" % args.cas_contenders
+    try:
+        for impl, retry in S11_IMPLS:
+            rates, per, lat, srv, cpu = [], [0] * args.cas_contenders, [], None, 0.0
+            for rep in range(args.reps):
+                rate, counts, l, d, c = s11_once(
+                    args, admin, "%s/s11-%s-%d" % (root, impl, rep), retry)
+                rates.append(rate)
+                per = [p + c for p, c in zip(per, counts)]
+                lat += l
+                cpu += c
+                srv = d if srv is None else {k: srv[k] + d[k] for k in d}
+            done = sum(per)
+            if done:
+                add("11", case, "increments/s", "1/s", quantile(rates, 0.5),
+                    n=done, impl=impl)
+                add_samples("11", case, "increment", "us", lat, impl=impl)
+                if max(per) > 0:
+                    add("11", case, "fairness", "", min(per) / max(per),
+                        n=len(per), impl=impl)
+                add_server("11", case, "inc", srv, done, impl=impl)
+                add("11", case, "cpu/inc", "us", cpu * 1e6 / done, n=done,
+                    impl=impl)
+                if not math.isnan(srv["host_us"]):
+                    add("11", case, "host-cpu/inc", "us",
+                        srv["host_us"] / done, n=done, impl=impl)
+                    add("11", case, "ctxsw/inc", "", srv["ctxt"] / done,
+                        n=done, impl=impl)
+            print("  S11 %s done" % impl, flush=True)
+    finally:
+        close(admin)
+
+
 # ---- main -------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -805,7 +973,7 @@ def parse_args(argv):
     p.add_argument("-s", "--hosts",
                    default=os.environ.get("ZKL_TEST_HOSTS") or "127.0.0.1:2181")
     p.add_argument("-q", "--quick", action="store_true")
-    p.add_argument("--only", default="1,3,6,9,10")
+    p.add_argument("--only", default="1,3,6,9,10,11")
     p.add_argument("--iters", type=int, default=100 if quick else 1000)
     p.add_argument("--duration", type=float, default=0.5 if quick else 3.0)
     p.add_argument("--reps", type=int, default=1 if quick else 3)
@@ -817,6 +985,8 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=100)
     p.add_argument("--consumers", default="1,4" if quick else "1,10,100")
     p.add_argument("--puts", type=int, default=5 if quick else 100)
+    p.add_argument("--cas-contenders", type=int, default=8)
+    p.add_argument("--increments", type=int, default=10 if quick else 250)
     p.add_argument("--csv")
     p.add_argument("--no-table", action="store_true",
                    help="no table on stdout (zkl-bench prints the rows)")
@@ -850,6 +1020,8 @@ def main(argv):
             s9(args, root)
         if 10 in only:
             s10(args, root)
+        if 11 in only:
+            s11(args, root)
     finally:
         admin.delete(root, recursive=True)
         try:

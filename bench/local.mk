@@ -10,8 +10,9 @@ noinst_PROGRAMS += bench/zkl-bench
 bench_zkl_bench_SOURCES = bench/bench.h bench/zkl-bench.c bench/stats.c \
 	bench/server.c bench/floor.c bench/targets.c bench/sc-cycle.c \
 	bench/sc-handoff.c bench/sc-queue.c bench/sc-election.c bench/sc-async.c \
-	bench/sc-dqueue.c
-# where zkl-bench finds kazoo_bench.py (--kazoo-script overrides it)
+	bench/sc-dqueue.c bench/sc-counter.c
+# where zkl-bench finds kazoo_bench.py and CuratorBench.java (--kazoo-script,
+# --curator-src override them)
 bench_zkl_bench_CFLAGS = $(AM_CFLAGS) $(UUID_CFLAGS) \
 	-DBENCH_SRCDIR='"$(abs_top_srcdir)/bench"'
 bench_zkl_bench_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(UUID_LIBS) \
@@ -19,7 +20,7 @@ bench_zkl_bench_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(UUID_LIBS) \
 
 TESTS += bench/bench-smoke.zksh
 EXTRA_DIST += bench/bench-smoke.zksh bench/run-bench.sh bench/kazoo_bench.py \
-	bench/plot.gp docs/performance.md
+	bench/CuratorBench.java bench/plot.gp docs/performance.md
 
 BENCH_OUT = bench-out
 bench: bench/zkl-bench$(EXEEXT)

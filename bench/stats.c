@@ -237,9 +237,10 @@ static const char *scenario_title(const char *s) {
                                  "S7 memory per waiter",
                                  "S8 pending async locks",
                                  "S9 queue throughput",
-                                 "S10 queue herd: server work per put"};
+                                 "S10 queue herd: server work per put",
+                                 "S11 counter: CAS increments, N contenders"};
   int i = atoi(s);
-  return i >= 1 && i <= 10 ? titles[i] : s;
+  return i >= 1 && i <= 11 ? titles[i] : s;
 }
 
 static void fmt_num(char *buf, size_t len, double v) {

@@ -1,6 +1,7 @@
 /* bench/targets.c - the targets of issue 6 (and of the queue's issue: S9,
- * S10), judged from one run's results (zkl's, the floor's and the merged
- * kazoo rows): reported, never asserted. */
+ * S10; of the counter: S11), judged from one run's results (zkl's, the
+ * floor's and the merged kazoo and Curator rows): reported, never
+ * asserted. */
 #include <math.h>
 #include <stdio.h>
 
@@ -108,6 +109,18 @@ void bench_targets(const bench_opts_t *o) {
                  impls[i], hi, lo);
         target_add("10", what, g, CMP_LE, 1.5);
       }
+    }
+  }
+  if (o->only & (1u << 11)) {
+    snprintf(kase, sizeof kase, "N=%d", o->cas_contenders);
+    static const struct { const char *peer; double limit; } peers[] = {
+        {"floor", 0.9}, {"kazoo", 1.0}, {"curator", 1.0}};
+    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+      snprintf(what, sizeof what, "zkl / %s increments/s at N=%d",
+               peers[i].peer, o->cas_contenders);
+      target_add("11", what,
+                 ratio("11", kase, "zkl", peers[i].peer, "increments/s"),
+                 CMP_GE, peers[i].limit);
     }
   }
 }

@@ -3,17 +3,24 @@
  *
  *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
  *
- * kazoo's side of a scenario (1, 3, 6, 9, 10) is run by this program
+ * kazoo's side of a scenario (1, 3, 6, 9, 10, 11) is run by this program
  * itself, right after its own, against the same server (kazoo_bench.py
  * --only N, Debian's /usr/bin/python3 with python3-kazoo), and its rows
  * merged: one run, side by side.  --merge FILE (rows of an earlier
  * kazoo_bench.py run, as bench/run-bench.sh does) or --kazoo none turns
  * that off; without python3-kazoo the kazoo rows stay empty.
  *
+ * Curator's side of S11 likewise: bench/CuratorBench.java, compiled with
+ * javac into a temporary directory once per run and run with java against
+ * Debian's Curator 5.4 (/usr/share/java/curator-recipes.jar), its rows
+ * merged; not with --quick (the JVM's start and javac take seconds) unless
+ * --curator yes; without a JDK or Curator the curator rows stay empty.
+ *
  * Every scenario is bounded in time and operations; the run works in a
  * private tree /zkl-bench/<pid>-<time> that it deletes at the end.  Targets
  * are reported (met / MISSED), never asserted: the exit status is 0 when
  * every scenario ran, 1 when one failed, 2 for a usage error. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -116,10 +123,10 @@ static void usage(FILE *f) {
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
-"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-10)\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-11)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
 "      --duration SEC    S3/S5 seconds per run (default 3)\n"
-"      --reps N          S3/S5/S9 runs of floor and zkl, in turns (default 3)\n"
+"      --reps N          S3/S5/S9/S11 runs of floor and zkl, in turns (default 3)\n"
 "      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
 "      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
 "      --readers N       S5 readers (default 32)\n"
@@ -133,9 +140,14 @@ static void usage(FILE *f) {
 "      --batch N         S9 items per batch put and take (default 100)\n"
 "      --consumers LIST  S10 blocked consumer counts (default 1,10,100)\n"
 "      --puts N          S10 puts per consumer count (default 100)\n"
+"      --cas-contenders N  S11 contenders on one counter (default 8)\n"
+"      --increments N    S11 increments per contender per run (default 250)\n"
 "      --kazoo LIST      scenarios whose kazoo side this run runs itself\n"
-"                        (default 1,3,6,9,10 of --only; \"none\" with --merge)\n"
+"                        (default 1,3,6,9,10,11 of --only; \"none\" with --merge)\n"
 "      --kazoo-script F  kazoo_bench.py (default: the source tree's)\n"
+"      --curator yes|no  run Curator's side of S11 (CuratorBench.java, javac)\n"
+"                        (default yes, no with --quick)\n"
+"      --curator-src F   CuratorBench.java (default: the source tree's)\n"
 "      --config LABEL    server config label for the table and CSV\n"
 "      --csv FILE        write every result and target as CSV\n"
 "      --merge FILE      add rows of another run (bench/kazoo_bench.py --csv)\n"
@@ -186,17 +198,23 @@ static void defaults(bench_opts_t *o, int quick) {
   o->n_consumers = quick ? 2 : 3;
   memcpy(o->consumers, quick ? qcs : cs, sizeof(int) * (size_t)o->n_consumers);
   o->puts = quick ? 5 : 100;
+  o->cas_contenders = 8;
+  o->increments = quick ? 10 : 250;
+  o->curator = !quick;
 }
 
 enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_READERS, OPT_WRITERS, OPT_ROUNDS, OPT_KILL_ROUNDS, OPT_KILL_TIMEOUT,
        OPT_WAITERS, OPT_PENDING, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS,
        OPT_ITEMS, OPT_BATCH, OPT_CONSUMERS, OPT_PUTS, OPT_KAZOO,
-       OPT_KAZOO_SCRIPT };
+       OPT_KAZOO_SCRIPT, OPT_CAS_CONTENDERS, OPT_INCREMENTS, OPT_CURATOR,
+       OPT_CURATOR_SRC };
 
-/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10. */
+#define N_SCENARIOS 11
+#define ALL_SCENARIOS (((1u << (N_SCENARIOS + 1)) - 1) & ~1u)
+/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10, 11. */
 #define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
-                         (1u << 10))
+                         (1u << 10) | (1u << 11))
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -225,6 +243,10 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"puts", required_argument, NULL, OPT_PUTS},
       {"kazoo", required_argument, NULL, OPT_KAZOO},
       {"kazoo-script", required_argument, NULL, OPT_KAZOO_SCRIPT},
+      {"cas-contenders", required_argument, NULL, OPT_CAS_CONTENDERS},
+      {"increments", required_argument, NULL, OPT_INCREMENTS},
+      {"curator", required_argument, NULL, OPT_CURATOR},
+      {"curator-src", required_argument, NULL, OPT_CURATOR_SRC},
       {NULL, 0, NULL, 0}};
   /* --quick first: the other options then override its defaults */
   int quick = 0;
@@ -234,10 +256,11 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
   memset(o, 0, sizeof *o);
   defaults(o, quick);
   o->quick = quick;
-  o->only = 0x7fe;
+  o->only = ALL_SCENARIOS;
   int kazoo_set = 0;
 #ifdef BENCH_SRCDIR
   o->kazoo_script = BENCH_SRCDIR "/kazoo_bench.py";
+  o->curator_src = BENCH_SRCDIR "/CuratorBench.java";
 #endif
   o->config = "default";
   o->hosts = getenv("ZKL_TEST_HOSTS");
@@ -253,7 +276,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       n = parse_list(optarg, list, BENCH_MAX_LIST);
       o->only = 0;
       for (int i = 0; i < n; i++)
-        if (list[i] <= 10) o->only |= 1u << list[i];
+        if (list[i] <= N_SCENARIOS) o->only |= 1u << list[i];
       bad = n <= 0 || o->only == 0;
       break;
     case OPT_ITERS: bad = parse_int(optarg, 1, 1000000, &o->iters); break;
@@ -294,10 +317,21 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       if (strcmp(optarg, "none") == 0) break;
       n = parse_list(optarg, list, BENCH_MAX_LIST);
       for (int i = 0; i < n; i++)
-        if (list[i] <= 10) o->kazoo |= 1u << list[i];
+        if (list[i] <= N_SCENARIOS) o->kazoo |= 1u << list[i];
       bad = n <= 0;
       break;
     case OPT_KAZOO_SCRIPT: o->kazoo_script = optarg; break;
+    case OPT_CAS_CONTENDERS:
+      bad = parse_int(optarg, 1, 256, &o->cas_contenders);
+      break;
+    case OPT_INCREMENTS:
+      bad = parse_int(optarg, 1, 1000000, &o->increments);
+      break;
+    case OPT_CURATOR:
+      o->curator = strcmp(optarg, "yes") == 0;
+      bad = !o->curator && strcmp(optarg, "no") != 0;
+      break;
+    case OPT_CURATOR_SRC: o->curator_src = optarg; break;
     case OPT_CONFIG: o->config = optarg; break;
     case OPT_CSV: o->csv_path = optarg; break;
     case OPT_MERGE: o->merge_path = optarg; break;
@@ -325,8 +359,8 @@ static void list_arg(char *buf, size_t len, const int *v, int n) {
     at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "", v[i]);
 }
 
-/* Runs argv (stdout to our stderr: our stdout is the table; quiet: both to
- * /dev/null); its exit status, or -1. */
+/* Runs argv (argv[0] looked up in PATH; stdout to our stderr: our stdout
+ * is the table; quiet: both to /dev/null); its exit status, or -1. */
 static int run_child(char *const argv[], int quiet) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -338,7 +372,7 @@ static int run_child(char *const argv[], int quiet) {
   }
   extern char **environ;
   pid_t pid;
-  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return -1;
   int st;
@@ -380,7 +414,7 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   }
   close(fd);
   char only[8], iters[16], dur[32], reps[16], ns[64], rounds[16], kills[16],
-      ktmo[16], items[16], batch[16], cons[64], puts[16];
+      ktmo[16], items[16], batch[16], cons[64], puts[16], casn[16], incs[16];
   snprintf(only, sizeof only, "%d", id);
   snprintf(iters, sizeof iters, "%d", o->iters);
   snprintf(dur, sizeof dur, "%g", o->duration_s);
@@ -393,13 +427,15 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   snprintf(batch, sizeof batch, "%d", o->batch);
   list_arg(cons, sizeof cons, o->consumers, o->n_consumers);
   snprintf(puts, sizeof puts, "%d", o->puts);
+  snprintf(casn, sizeof casn, "%d", o->cas_contenders);
+  snprintf(incs, sizeof incs, "%d", o->increments);
   char *argv[] = {KAZOO_PYTHON, (char *)o->kazoo_script, "-s",
                   (char *)o->hosts, "--only", only, "--csv", csv,
                   "--no-table", "--iters", iters, "--duration", dur,
                   "--reps", reps, "--contenders", ns, "--rounds", rounds,
                   "--kill-rounds", kills, "--kill-timeout", ktmo, "--items",
                   items, "--batch", batch, "--consumers", cons, "--puts",
-                  puts, NULL};
+                  puts, "--cas-contenders", casn, "--increments", incs, NULL};
   int64_t t0 = bench_now_ns();
   int rc = run_child(argv, 0);
   if (rc != 0)
@@ -408,6 +444,103 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
   unlink(csv);
   printf("  S%d kazoo done in %.1f s\n", id,
+         (double)(bench_now_ns() - t0) / 1e9);
+}
+
+/* ---- Curator's side of S11, run from here --------------------------------------- */
+
+#define CURATOR_JAR "/usr/share/java/curator-recipes.jar" /* Debian's */
+/* slf4j-nop only silences slf4j's "no binding" warning */
+#define CURATOR_CP CURATOR_JAR ":/usr/share/java/slf4j-nop.jar"
+
+static char curator_dir[512]; /* CuratorBench.class, "" until compiled */
+
+/* Whether Curator can run here: the source, javac, java, the jars; and
+ * CuratorBench compiled into a temporary directory.  Once. */
+static int curator_ready(const bench_opts_t *o) {
+  static int ready = -1;
+  if (ready >= 0) return ready;
+  ready = 0;
+  char *jv[] = {"java", "-version", NULL}, *jcv[] = {"javac", "-version", NULL};
+  if (o->curator_src == NULL || access(o->curator_src, R_OK) != 0) {
+    bench_note("no CuratorBench.java (--curator-src): curator rows stay "
+               "empty");
+  } else if (run_child(jcv, 1) != 0 || run_child(jv, 1) != 0) {
+    bench_note("no javac or java (apt-get install default-jdk-headless): "
+               "curator rows stay empty");
+  } else if (access(CURATOR_JAR, R_OK) != 0) {
+    bench_note("no %s (apt-get install libcurator-recipes-java): curator "
+               "rows stay empty", CURATOR_JAR);
+  } else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(curator_dir, sizeof curator_dir, "%s/zkl-bench-curator.XXXXXX",
+             tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+    if (mkdtemp(curator_dir) == NULL) {
+      bench_fail("curator: cannot make a temporary directory: %s",
+                 strerror(errno));
+      curator_dir[0] = '\0';
+      return ready;
+    }
+    char *argv[] = {"javac", "-nowarn", "-d", curator_dir, "-cp",
+                    CURATOR_JAR, (char *)o->curator_src, NULL};
+    int64_t t0 = bench_now_ns();
+    int rc = run_child(argv, 0);
+    if (rc != 0) bench_fail("javac %s: exit status %d", o->curator_src, rc);
+    else
+      printf("  CuratorBench.java compiled in %.1f s\n",
+             (double)(bench_now_ns() - t0) / 1e9);
+    ready = rc == 0;
+  }
+  return ready;
+}
+
+/* Removes the compiled classes and their directory. */
+static void curator_cleanup(void) {
+  if (curator_dir[0] == '\0') return;
+  DIR *d = opendir(curator_dir);
+  if (d != NULL) {
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      char f[1024];
+      snprintf(f, sizeof f, "%s/%s", curator_dir, e->d_name);
+      unlink(f);
+    }
+    closedir(d);
+  }
+  rmdir(curator_dir);
+  curator_dir[0] = '\0';
+}
+
+/* CuratorBench against the same server, with this run's figures, and its
+ * rows merged (S11 only). */
+static void curator_run(const bench_opts_t *o, int id) {
+  if (id != 11 || !o->curator || !curator_ready(o)) return;
+  const char *tmp = getenv("TMPDIR");
+  char csv[512];
+  snprintf(csv, sizeof csv, "%s/zkl-bench-curator.XXXXXX",
+           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+  int fd = mkstemp(csv);
+  if (fd < 0) {
+    bench_fail("curator: cannot make a temporary file: %s", strerror(errno));
+    return;
+  }
+  close(fd);
+  char cp[1024], casn[16], incs[16], reps[16], cap[16];
+  snprintf(cp, sizeof cp, "%s:%s", CURATOR_CP, curator_dir);
+  snprintf(casn, sizeof casn, "%d", o->cas_contenders);
+  snprintf(incs, sizeof incs, "%d", o->increments);
+  snprintf(reps, sizeof reps, "%d", o->reps);
+  snprintf(cap, sizeof cap, "%d", BENCH_S11_CAP_S);
+  char *argv[] = {"java", "-cp", cp, "CuratorBench", (char *)o->hosts,
+                  (char *)o->root, casn, incs, reps, cap, csv, NULL};
+  int64_t t0 = bench_now_ns();
+  int rc = run_child(argv, 0);
+  if (rc != 0) bench_fail("CuratorBench: exit status %d", rc);
+  struct stat st;
+  if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
+  unlink(csv);
+  printf("  S%d curator done in %.1f s\n", id,
          (double)(bench_now_ns() - t0) / 1e9);
 }
 
@@ -422,7 +555,7 @@ static const scenario_t scenarios[] = {
     {1, sc_uncontended}, {2, sc_trylock}, {3, sc_contended},
     {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
     {7, sc_memory}, {8, sc_pending_async}, {9, sc_queue_throughput},
-    {10, sc_queue_herd}};
+    {10, sc_queue_herd}, {11, sc_counter}};
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)
@@ -462,7 +595,9 @@ int main(int argc, char **argv) {
     printf("  S%d done in %.1f s\n", scenarios[i].id,
            (double)(bench_now_ns() - t0) / 1e9);
     kazoo_run(&o, scenarios[i].id); /* kazoo's side, on the same server */
+    curator_run(&o, scenarios[i].id); /* Curator's (S11) */
   }
+  curator_cleanup();
   if (o.merge_path != NULL) results_merge(o.merge_path);
   bench_targets(&o); /* after the merge: some need kazoo's rows */
 

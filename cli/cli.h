@@ -13,6 +13,15 @@ int cli_elect_run(const cli_opts_t *o);
 int cli_observe_run(const cli_opts_t *o);
 int cli_status_run(const cli_opts_t *o);
 int cli_queue_run(const cli_opts_t *o);
+int cli_counter_run(const cli_opts_t *o);
+/* `zkl status --counter PATH` (cli/counter.c). */
+int cli_counter_status_run(const cli_opts_t *o);
+int cli_barrier_run(const cli_opts_t *o);
+/* `zkl status --barrier PATH` (cli/barrier.c). */
+int cli_barrier_status_run(const cli_opts_t *o);
+int cli_sem_run(const cli_opts_t *o);
+/* `zkl status --sem PATH` (cli/sem.c). */
+int cli_sem_status_run(const cli_opts_t *o);
 
 /* Every item of the queue of format (a zkl_queue_format_t) at path, in
  * queue order, through a queue object made for the call and

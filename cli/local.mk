@@ -4,11 +4,15 @@
 # The tool links only the public library, like any user's program: `zkl
 # status` reads a path through zkl_contenders(), which decides queue order
 # and holders with the recipes' own rules, and a queue's items through
-# zkl_queue_list(); `zkl queue` uses zkl_queue_*().
+# zkl_queue_list(); `zkl queue` uses zkl_queue_*(), `zkl counter` (and
+# `zkl status --counter`) zkl_counter_*(), `zkl barrier` (and `zkl status
+# --barrier`) zkl_barrier_*() and zkl_dbarrier_*(), `zkl sem` (and `zkl
+# status --sem`) zkl_sem_*().
 
 bin_PROGRAMS += cli/zkl
 cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
-	cli/status.c cli/queue.c cli/loop.c cli/loop.h \
+	cli/status.c cli/queue.c cli/counter.c cli/barrier.c cli/sem.c \
+	cli/loop.c cli/loop.h \
 	cli/child.c cli/child.h \
 	$(cli_pure_sources)
 cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
@@ -27,7 +31,9 @@ tests_cli_unit_tests_LDADD = lib/libzkl.la $(CHECK_LIBS)
 
 TESTS += tests/cli/unit-tests tests/cli/usage.sh tests/cli/man.sh \
 	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
-	tests/cli/queue.zksh
+	tests/cli/queue.zksh tests/cli/counter.zksh tests/cli/barrier.zksh \
+	tests/cli/sem.zksh
 EXTRA_DIST += tests/cli/lib.sh tests/cli/usage.sh tests/cli/man.sh \
 	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
-	tests/cli/queue.zksh
+	tests/cli/queue.zksh tests/cli/counter.zksh \
+	tests/cli/barrier.zksh tests/cli/sem.zksh

@@ -1,5 +1,6 @@
 /* cli/loop.h - PRIVATE to the zkl tool: the one loop the main thread runs
- * while a command waits for a lock or a queue item, or runs CMD.
+ * while a command waits for a lock, a queue item, a counter, a barrier or
+ * a semaphore's leases, or runs CMD.
  *
  * Everything that happens reaches the main thread as an event, in order:
  * signals (through a self-pipe written by the handlers), and what zkl
@@ -25,14 +26,18 @@ typedef enum cli_event_type {
   CLI_EV_SIGNAL = 1, /* arg: SIGINT, SIGTERM or SIGHUP                    */
   CLI_EV_CHILD,      /* SIGCHLD: a child may have ended                    */
   CLI_EV_STATE,      /* arg: a zkl_session_state_t                         */
-  CLI_EV_ACQUIRED,   /* the lock's acquisition ended; arg: its code        */
-  CLI_EV_RELEASED,   /* the lock's release ended; arg: its code            */
+  CLI_EV_ACQUIRED,   /* the lock's (or the leases') acquisition ended; arg:
+                        its code                                          */
+  CLI_EV_RELEASED,   /* the lock's (or the leases') release ended; arg: its
+                        code                                              */
   CLI_EV_NODE,       /* the hold is gone (its watch); arg: its code        */
   CLI_EV_ELECTED,    /* token: the leadership's fencing token              */
   CLI_EV_REVOKED,    /* arg: a zkl_election_reason_t                       */
   CLI_EV_LEADER,     /* an observer's news: data/len the id, len -1: none  */
   CLI_EV_TAKEN,      /* a queue take or claim ended; arg: its code         */
-  CLI_EV_SETTLED     /* a queue put, ack or nack ended; arg: its code      */
+  CLI_EV_SETTLED,    /* a queue put, ack or nack ended; arg: its code      */
+  CLI_EV_COUNTED,    /* a counter call ended; arg: its code                */
+  CLI_EV_BARRIER     /* a barrier call ended; arg: its code                */
 } cli_event_type_t;
 
 typedef struct cli_event {

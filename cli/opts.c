@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@
 
 static const char help_top[] =
     "Usage: zkl [OPTIONS] COMMAND [ARGS...]\n"
-    "Locks, leader election and queues on Apache ZooKeeper, for shell scripts.\n"
+    "Locks, leader election, queues, counters, barriers and semaphores on Apache\n"
+    "ZooKeeper, for shell scripts.\n"
     "\n"
     "Commands:\n"
     "  lock PATH [--] CMD [ARG...]   run CMD while holding the lock at PATH\n"
@@ -27,8 +29,21 @@ static const char help_top[] =
     "  elect --observe PATH          print the leader's id, then each change\n"
     "  status PATH                   list the contenders at PATH in queue order\n"
     "                                (and the items of a queue there)\n"
+    "  status --counter PATH         show the counter at PATH\n"
+    "  status --barrier PATH         show the barrier at PATH\n"
+    "  status --sem PATH             show the semaphore at PATH\n"
     "  queue put|take|claim|peek|size|ls|rm PATH ...\n"
     "                                the FIFO queue at PATH ('zkl queue --help')\n"
+    "  counter get|set|add|cas|wait PATH ...\n"
+    "                                the shared counter at PATH\n"
+    "                                ('zkl counter --help')\n"
+    "  barrier set|remove|wait PATH  the barrier at PATH ('zkl barrier --help')\n"
+    "  barrier enter -n MEMBERS PATH [--] CMD [ARG...]\n"
+    "                                run CMD once MEMBERS processes have entered\n"
+    "                                the double barrier at PATH; leave together\n"
+    "  sem -n MAX PATH [--] CMD [ARG...]\n"
+    "                                run CMD while holding one of the MAX leases of\n"
+    "                                the semaphore at PATH ('zkl sem --help')\n"
     "\n"
     "Options (before COMMAND):\n"
     "  -s, --servers HOSTS       ZooKeeper's \"host:port,...[/chroot]\"\n"
@@ -40,10 +55,14 @@ static const char help_top[] =
     "  -h, --help                this help; 'zkl COMMAND --help' for a command\n"
     "  -V, --version             print the version\n"
     "\n"
-    "Exit status: CMD's own; 1 queue empty or full (see 'zkl queue --help');\n"
-    "64 usage error; 69 no server answered; 70 other failure; 75 lock,\n"
-    "leadership, claim or session lost; 77 permission refused; 126/127 CMD\n"
-    "not executable/not found; 128+N ended by signal N.  See zkl(1).\n";
+    "Exit status: CMD's own; 1 queue empty or full (see 'zkl queue --help'),\n"
+    "counter changed since read (cas) or nothing in time (see 'zkl counter\n"
+    "--help'), barrier not set (remove) or not passed in time (see 'zkl\n"
+    "barrier --help'), leases not obtained in time (sem); 64 usage error; 69\n"
+    "no server answered; 70 other failure; 75 lock, leadership, claim, leases\n"
+    "or session lost; 77 permission refused; 126/127 CMD not executable/not\n"
+    "found; 128+N ended by signal N.\n"
+    "See zkl(1).\n";
 
 static const char help_lock[] =
     "Usage: zkl [OPTIONS] lock [--read | --write] [-n | -t SECONDS] [-E N]\n"
@@ -92,6 +111,9 @@ static const char help_elect[] =
 
 static const char help_status[] =
     "Usage: zkl [OPTIONS] status [--json] PATH\n"
+    "       zkl [OPTIONS] status --counter [--format F] [--json] PATH\n"
+    "       zkl [OPTIONS] status --barrier [--json] PATH\n"
+    "       zkl [OPTIONS] status --sem [--count-path P] [--json] PATH\n"
     "List the contenders of the lock, read/write lock or election at PATH in\n"
     "queue order: position, kind (lock, read, write, election; foreign for a\n"
     "child that is no contender), whether it holds, fencing token (czxid),\n"
@@ -103,8 +125,31 @@ static const char help_status[] =
     "\"queue\" with \"format\", \"items\" and \"claimed\").\n"
     "A PATH with no contenders, or none at all, prints \"no contenders\"\n"
     "(JSON: []) and exits 0.\n"
+    "With --counter, PATH is shown as the shared counter of 'zkl counter'\n"
+    "instead: its path, format, value, data version (cas's VERSION), whether\n"
+    "the node exists, and the zxid of its last write (JSON: an array of one\n"
+    "object of kind \"counter\" with \"path\", \"format\", \"value\",\n"
+    "\"version\", \"exists\" and \"zxid\").  Nothing is created.\n"
+    "With --barrier, PATH is shown as the barriers of 'zkl barrier' instead:\n"
+    "its path, whether its node exists (a barrier set, or a double barrier's\n"
+    "node), how many double-barrier members are in, and whether its node\n"
+    "`ready` exists (JSON: an array of one object of kind \"barrier\" with\n"
+    "\"path\", \"exists\", \"members\" and \"ready\").  Nothing is created.\n"
+    "With --sem, PATH is shown as the semaphore of 'zkl sem' instead: its path,\n"
+    "how many leases are held now (by anyone) and, with --count-path P, the\n"
+    "maximum the shared count at P holds (\"-\" without it: the maximum is then\n"
+    "each user's -n) (JSON: an array of one object of kind \"semaphore\" with\n"
+    "\"path\", \"leases\", \"max\" and \"count_path\", null without it).  A\n"
+    "shared count that is missing or not a 4-byte maximum exits 70.  Nothing\n"
+    "is created.\n"
     "\n"
     "      --json               one JSON array of objects instead of a table\n"
+    "      --counter            show PATH as a counter\n"
+    "      --barrier            show PATH as a barrier\n"
+    "      --sem                show PATH as a semaphore\n"
+    "      --count-path P       with --sem: the shared count holding its maximum\n"
+    "      --format F           with --counter: int32 (the default), int64 or\n"
+    "                           text, as 'zkl counter' takes it\n"
     "  -h, --help               this help\n";
 
 static const char help_queue[] =
@@ -182,12 +227,162 @@ static const char help_queue[] =
     "DATA longer than 1000000 bytes is a usage error (64); stdin longer than\n"
     "that, or --batch past its limits, exits 70 with nothing put.\n";
 
+static const char help_counter[] =
+    "Usage: zkl [OPTIONS] counter get [--format F] [--initial N] [--json] PATH\n"
+    "       zkl [OPTIONS] counter set [--format F] [--json] PATH VALUE\n"
+    "       zkl [OPTIONS] counter add [--format F] [--initial N] [-t SECONDS]\n"
+    "                                 [--json] PATH DELTA\n"
+    "       zkl [OPTIONS] counter cas [--format F] [--initial N] [--json]\n"
+    "                                 PATH VERSION VALUE\n"
+    "       zkl [OPTIONS] counter wait [--format F] [--initial N] [-t SECONDS]\n"
+    "                                  [--json] PATH\n"
+    "The shared counter at PATH: one integer in one node, changed atomically\n"
+    "by every program that uses the path (Curator's SharedCount and\n"
+    "DistributedAtomicLong, kazoo's Counter).  Each subcommand prints the\n"
+    "value as it left the counter.\n"
+    "\n"
+    "  get    print the value (of a missing node: the --initial value;\n"
+    "         nothing is created)\n"
+    "  set    write VALUE whatever the counter holds\n"
+    "  add    add DELTA (may be negative), again and again until no other\n"
+    "         writer came first; a missing node is made with --initial + DELTA\n"
+    "  cas    write VALUE only if the node's data version is still VERSION\n"
+    "         (as get --json shows it), or with VERSION none, if the node is\n"
+    "         still missing\n"
+    "  wait   wait for the next change of the counter, print the new value\n"
+    "\n"
+    "      --format F           int32 (the default: 4 bytes big-endian, as\n"
+    "                           Curator's SharedCount), int64 (8 bytes: Curator's\n"
+    "                           DistributedAtomicLong) or text (decimal: kazoo's\n"
+    "                           Counter())\n"
+    "      --initial N          get, add, cas, wait: the value of a missing or\n"
+    "                           empty node (default 0)\n"
+    "  -t, --timeout SECONDS    add: give up after SECONDS (decimals allowed; 0:\n"
+    "                           one try) when other writers keep coming first or\n"
+    "                           there is no connection; wait: wait at most\n"
+    "                           SECONDS (default: for ever)\n"
+    "      --json               one JSON object {\"path\", \"value\", \"version\",\n"
+    "                           \"exists\", \"zxid\"} instead of the value\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "VALUE, DELTA and N are decimal integers (an optional sign, digits).\n"
+    "VALUE and N are within the format's range: int32 -2147483648..2147483647,\n"
+    "int64 and text -9223372036854775808..9223372036854775807; DELTA within\n"
+    "what a counter of the format could take (int32: -4294967295..4294967295).\n"
+    "VERSION is a 32-bit integer, or none.  Anything else is a usage error\n"
+    "(64), and nothing is sent.\n"
+    "\n"
+    "Exit status: 0 done; 1 cas: the counter changed since VERSION (nothing\n"
+    "written; the counter as it is now is printed), add: nothing added\n"
+    "within -t, wait: no change within -t; 69 no connection (set, add,\n"
+    "cas: or the answer was lost with it, and the write may have been\n"
+    "applied); 70 the node's data is not of the format, or add would leave\n"
+    "its range (nothing written); 75 session lost; 128+N signal N while it\n"
+    "waited (nothing written).\n";
+
+static const char help_barrier[] =
+    "Usage: zkl [OPTIONS] barrier set PATH\n"
+    "       zkl [OPTIONS] barrier remove PATH\n"
+    "       zkl [OPTIONS] barrier wait [-t SECONDS] PATH\n"
+    "       zkl [OPTIONS] barrier enter -n MEMBERS [-t SECONDS]\n"
+    "                                   [--leave-timeout SECONDS] [-E N]\n"
+    "                                   [--grace SECONDS] PATH [--] CMD [ARG...]\n"
+    "The barrier at PATH holds every waiter while it is set (while its node\n"
+    "exists); the double barrier at PATH lets MEMBERS processes start CMD\n"
+    "together and finish together.  Curator's DistributedBarrier and\n"
+    "DistributedDoubleBarrier, kazoo's Barrier and DoubleBarrier use the same\n"
+    "nodes.  Use a PATH for one kind only.\n"
+    "\n"
+    "  set     set the barrier (make its node; done too if it was set)\n"
+    "  remove  remove the barrier (delete its node): every waiter goes on\n"
+    "  wait    wait until the barrier is removed (at once if it is not set)\n"
+    "  enter   enter the double barrier and wait until MEMBERS members are\n"
+    "          in, run CMD, then leave it and wait until every member is\n"
+    "          out; exit with CMD's status\n"
+    "\n"
+    "  -n, --members MEMBERS    enter: how many members open the barrier,\n"
+    "                           1..2147483647 (the same for every member)\n"
+    "  -t, --timeout SECONDS    wait: wait at most SECONDS (decimals allowed;\n"
+    "                           0: look once); enter: wait at most SECONDS to\n"
+    "                           enter, and again at most SECONDS to leave once\n"
+    "                           CMD has ended (default: for ever)\n"
+    "      --leave-timeout SECONDS\n"
+    "                           enter: wait at most SECONDS to leave instead\n"
+    "                           (default: -t's; 0: look once, do not wait)\n"
+    "  -E, --conflict-exit-code N\n"
+    "                           enter: exit status when -t or --leave-timeout\n"
+    "                           gives up (default 1)\n"
+    "      --grace SECONDS      enter: after a loss, SIGTERM to SIGKILL\n"
+    "                           (default 5)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "enter: CMD gets ZKL_BARRIER_PATH and ZKL_BARRIER_MEMBERS in its\n"
+    "environment.  Not open within -t: CMD is not run, the member is taken out\n"
+    "again, and zkl exits 1 (-E).  If the session is lost while CMD runs (the\n"
+    "member went with it), CMD gets SIGTERM, SIGKILL after the grace period,\n"
+    "and zkl exits 75 without leaving.  A suspended connection alone does not\n"
+    "stop CMD: the session may come back.  SIGINT, SIGTERM and SIGHUP are\n"
+    "passed on to CMD; zkl then leaves without waiting for the others.  CMD's\n"
+    "failure is its exit status whatever the leave's outcome; once CMD\n"
+    "succeeded, others still in at the leave's deadline exit 1 (-E).\n"
+    "\n"
+    "Exit status: 0 done (enter: CMD's status); 1 remove: the barrier was not\n"
+    "set; wait: still set after -t; enter: see above; 69 no connection (set,\n"
+    "remove: or the answer was lost with it); 75 session lost; 128+N signal N\n"
+    "while it waited (enter: CMD not run, or it had succeeded).\n";
+
+static const char help_sem[] =
+    "Usage: zkl [OPTIONS] sem -n MAX [--qty Q] [--count-path P] [-t SECONDS]\n"
+    "                         [-E N] [--grace SECONDS] PATH [--] CMD [ARG...]\n"
+    "       zkl [OPTIONS] sem --count-path P [--qty Q] [-t SECONDS] [-E N]\n"
+    "                         [--grace SECONDS] PATH [--] CMD [ARG...]\n"
+    "Run CMD while holding Q leases of the counting semaphore at PATH, of which\n"
+    "there are MAX: at most MAX are held at once by all its users together.\n"
+    "Exit with CMD's status.  Waiters are served in arrival order.  Curator's\n"
+    "InterProcessSemaphoreV2 uses the same nodes (PATH/locks, PATH/leases).\n"
+    "\n"
+    "  -n, --max MAX            how many leases there are, 1..2147483647 (the\n"
+    "                           same for every user of PATH)\n"
+    "      --count-path P       take MAX from the shared count at P (4 bytes,\n"
+    "                           as 'zkl counter set' and Curator's SharedCount\n"
+    "                           write it), read again while waiting: a raised\n"
+    "                           count lets waiters in.  With -n too, both must\n"
+    "                           agree\n"
+    "      --qty Q              take Q leases at once, all or none, 1..1000\n"
+    "                           (default 1; at most MAX)\n"
+    "  -t, --timeout SECONDS    give up after SECONDS (decimals allowed; 0:\n"
+    "                           try once)\n"
+    "  -E, --conflict-exit-code N\n"
+    "                           exit status when -t gives up (default 1)\n"
+    "      --grace SECONDS      after a loss, SIGTERM to SIGKILL (default 5)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "CMD gets ZKL_SEM_PATH, ZKL_SEM_LEASES (the names of its leases' nodes\n"
+    "under PATH/leases, separated by spaces) and ZKL_SEM_TOKEN (their fencing\n"
+    "token: one number for the Q leases, larger for every later acquisition;\n"
+    "up to MAX holders have tokens at once) in its environment.  Not obtained\n"
+    "within -t: CMD is not run, nothing is left behind, and zkl exits 1 (-E).\n"
+    "While CMD runs, zkl looks at the session five times a second: if it is\n"
+    "lost (the leases went with it), CMD gets SIGTERM, SIGKILL after the grace\n"
+    "period, and zkl exits 75.  A suspended connection alone does not stop\n"
+    "CMD: the session may come back.  SIGINT, SIGTERM and SIGHUP are passed on\n"
+    "to CMD; the leases are given back once CMD has exited.\n"
+    "\n"
+    "Exit status: CMD's; 1 not obtained within -t; 64 usage error, also -n\n"
+    "disagreeing with the shared count, or Q more than its MAX; 69 no\n"
+    "connection; 70 the shared count missing (without -n) or not a 4-byte MAX\n"
+    "of 1 or more; 75 session lost; 128+N signal N while waiting (CMD not\n"
+    "run).\n";
+
 const char *cli_help(cli_command_t command) {
   switch (command) {
   case CLI_CMD_LOCK: return help_lock;
   case CLI_CMD_ELECT: return help_elect;
   case CLI_CMD_STATUS: return help_status;
   case CLI_CMD_QUEUE: return help_queue;
+  case CLI_CMD_COUNTER: return help_counter;
+  case CLI_CMD_BARRIER: return help_barrier;
+  case CLI_CMD_SEM: return help_sem;
   case CLI_CMD_NONE: break;
   }
   return help_top;
@@ -199,75 +394,177 @@ const char *cli_command_name(cli_command_t command) {
   case CLI_CMD_ELECT: return "elect";
   case CLI_CMD_STATUS: return "status";
   case CLI_CMD_QUEUE: return "queue";
+  case CLI_CMD_COUNTER: return "counter";
+  case CLI_CMD_BARRIER: return "barrier";
+  case CLI_CMD_SEM: return "sem";
   case CLI_CMD_NONE: break;
   }
   return "";
 }
 
-/* What each queue subcommand takes besides PATH: its options (QO_* bits)
- * and its other operands, checked in parse_queue_sub(). */
-enum {
-  QO_FORMAT = 1 << 0,
-  QO_PRIORITY = 1 << 1,
-  QO_MAX_ITEMS = 1 << 2,
-  QO_BATCH = 1 << 3,
-  QO_NONBLOCK = 1 << 4,
-  QO_TIMEOUT = 1 << 5,
-  QO_MAX = 1 << 6,
-  QO_JSON = 1 << 7,
-  QO_SOFT_MAX = 1 << 8,
-  QO_GRACE = 1 << 9,
-  QO_NACK_TAIL = 1 << 10
-};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct queue_sub {
+/* ---- options and subcommands ------------------------------------------------ */
+
+/* getopt_long()'s codes for the options without a short form; one with a
+ * short form has its letter for a code. */
+enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
+       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_QUEUE_FORMAT,
+       OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
+       OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
+       OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_END };
+
+/* A list of option codes, 0 ending it. */
+#define CODES(...) ((const int[]){__VA_ARGS__, 0})
+#define NO_CODES ((const int[]){0})
+
+/* A subcommand of queue, counter or barrier: its name, its cli_*_op_t, and
+ * the options of its command it takes (the others do not apply to it). */
+typedef struct subcommand {
   const char *name;
-  cli_queue_op_t op;
-  unsigned options;
-} queue_subs[] = {
-    {"put", CLI_QUEUE_PUT,
-     QO_FORMAT | QO_PRIORITY | QO_MAX_ITEMS | QO_SOFT_MAX | QO_BATCH |
-         QO_TIMEOUT},
-    {"take", CLI_QUEUE_TAKE,
-     QO_FORMAT | QO_NONBLOCK | QO_TIMEOUT | QO_MAX | QO_JSON},
-    {"claim", CLI_QUEUE_CLAIM,
-     QO_FORMAT | QO_NONBLOCK | QO_TIMEOUT | QO_GRACE | QO_NACK_TAIL},
-    {"peek", CLI_QUEUE_PEEK, QO_FORMAT | QO_JSON},
-    {"size", CLI_QUEUE_SIZE, QO_FORMAT},
-    {"ls", CLI_QUEUE_LS, QO_FORMAT | QO_JSON},
-    {"rm", CLI_QUEUE_RM, QO_FORMAT}};
-#define N_QUEUE_SUBS (sizeof queue_subs / sizeof queue_subs[0])
+  int op;
+  const int *takes;
+} subcommand_t;
 
-const char *cli_queue_op_name(cli_queue_op_t op) {
-  for (size_t i = 0; i < N_QUEUE_SUBS; i++)
-    if (queue_subs[i].op == op) return queue_subs[i].name;
+static const subcommand_t queue_subs[] = {
+    {"put", CLI_QUEUE_PUT,
+     CODES(OPT_QUEUE_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_SOFT_MAX,
+           OPT_BATCH, 't')},
+    {"take", CLI_QUEUE_TAKE,
+     CODES(OPT_QUEUE_FORMAT, 'n', 't', OPT_MAX, OPT_JSON)},
+    {"claim", CLI_QUEUE_CLAIM,
+     CODES(OPT_QUEUE_FORMAT, 'n', 't', OPT_GRACE, OPT_NACK_TAIL)},
+    {"peek", CLI_QUEUE_PEEK, CODES(OPT_QUEUE_FORMAT, OPT_JSON)},
+    {"size", CLI_QUEUE_SIZE, CODES(OPT_QUEUE_FORMAT)},
+    {"ls", CLI_QUEUE_LS, CODES(OPT_QUEUE_FORMAT, OPT_JSON)},
+    {"rm", CLI_QUEUE_RM, CODES(OPT_QUEUE_FORMAT)}};
+
+static const subcommand_t counter_subs[] = {
+    {"get", CLI_COUNTER_GET, CODES(OPT_COUNTER_FORMAT, OPT_INITIAL, OPT_JSON)},
+    {"set", CLI_COUNTER_SET, CODES(OPT_COUNTER_FORMAT, OPT_JSON)},
+    {"add", CLI_COUNTER_ADD,
+     CODES(OPT_COUNTER_FORMAT, OPT_INITIAL, 't', OPT_JSON)},
+    {"cas", CLI_COUNTER_CAS, CODES(OPT_COUNTER_FORMAT, OPT_INITIAL, OPT_JSON)},
+    {"wait", CLI_COUNTER_WAIT,
+     CODES(OPT_COUNTER_FORMAT, OPT_INITIAL, 't', OPT_JSON)}};
+
+static const subcommand_t barrier_subs[] = {
+    {"set", CLI_BARRIER_SET, NO_CODES},
+    {"remove", CLI_BARRIER_REMOVE, NO_CODES},
+    {"wait", CLI_BARRIER_WAIT, CODES('t')},
+    {"enter", CLI_BARRIER_ENTER,
+     CODES('t', 'n', OPT_LEAVE_TIMEOUT, 'E', OPT_GRACE)}};
+
+static const char *sub_name(const subcommand_t *subs, size_t n, int op) {
+  for (size_t i = 0; i < n; i++)
+    if (subs[i].op == op) return subs[i].name;
   return "";
 }
 
-/* ---- queue formats: the words of --format ----------------------------------- */
+const char *cli_queue_op_name(cli_queue_op_t op) {
+  return sub_name(queue_subs, COUNT(queue_subs), (int)op);
+}
 
-const char *cli_format_name(int format) {
-  switch (format) {
-  case ZKL_QUEUE_QN: return "qn";
-  case ZKL_QUEUE_KAZOO: return "kazoo";
-  case ZKL_QUEUE_LOCKING: return "locking";
-  default: break;
-  }
+const char *cli_counter_op_name(cli_counter_op_t op) {
+  return sub_name(counter_subs, COUNT(counter_subs), (int)op);
+}
+
+const char *cli_barrier_op_name(cli_barrier_op_t op) {
+  return sub_name(barrier_subs, COUNT(barrier_subs), (int)op);
+}
+
+/* ---- formats: the words of --format ---------------------------------------- */
+
+/* A format (a zkl_queue_format_t or zkl_counter_format_t) and its word. */
+typedef struct format_word {
+  const char *name;
+  int format;
+} format_word_t;
+
+static const format_word_t queue_formats[] = {
+    {"qn", ZKL_QUEUE_QN}, {"kazoo", ZKL_QUEUE_KAZOO},
+    {"locking", ZKL_QUEUE_LOCKING}};
+
+static const format_word_t counter_formats[] = {
+    {"int32", ZKL_COUNTER_INT32}, {"int64", ZKL_COUNTER_INT64},
+    {"text", ZKL_COUNTER_TEXT}};
+
+static const char *format_name(const format_word_t *words, size_t n,
+                               int format) {
+  for (size_t i = 0; i < n; i++)
+    if (words[i].format == format) return words[i].name;
   return "?";
 }
 
-int cli_format_parse(const char *name, int *format) {
-  static const int formats[] = {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO,
-                                ZKL_QUEUE_LOCKING};
-  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-    if (strcmp(name, cli_format_name(formats[i])) == 0) {
-      *format = formats[i];
+static int format_parse(const format_word_t *words, size_t n,
+                        const char *name, int *format) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(name, words[i].name) == 0) {
+      *format = words[i].format;
       return 0;
     }
   return -1;
 }
 
+const char *cli_format_name(int format) {
+  return format_name(queue_formats, COUNT(queue_formats), format);
+}
+
+int cli_format_parse(const char *name, int *format) {
+  return format_parse(queue_formats, COUNT(queue_formats), name, format);
+}
+
+const char *cli_counter_format_name(int format) {
+  return format_name(counter_formats, COUNT(counter_formats), format);
+}
+
+int cli_counter_format_parse(const char *name, int *format) {
+  return format_parse(counter_formats, COUNT(counter_formats), name, format);
+}
+
+int cli_counter_range(int format, int64_t *min, int64_t *max) {
+  switch (format) {
+  case ZKL_COUNTER_INT32:
+    *min = INT32_MIN;
+    *max = INT32_MAX;
+    return 0;
+  case ZKL_COUNTER_INT64:
+  case ZKL_COUNTER_TEXT: /* zkl_count_t's value: an int64_t */
+    *min = INT64_MIN;
+    *max = INT64_MAX;
+    return 0;
+  default: break;
+  }
+  return -1;
+}
+
 /* ---- numbers ---------------------------------------------------------------- */
+
+int cli_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out) {
+  if (s == NULL) return CLI_NUM_SYNTAX;
+  const char *digits = s + (*s == '-' || *s == '+');
+  if (*digits < '0' || *digits > '9') return CLI_NUM_SYNTAX;
+  for (const char *d = digits; *d != '\0'; d++)
+    if (*d < '0' || *d > '9') return CLI_NUM_SYNTAX;
+  errno = 0;
+  long long v = strtoll(s, NULL, 10); /* all digits: only ERANGE is left */
+  if (errno == ERANGE || v < min || v > max) return CLI_NUM_RANGE;
+  *out = (int64_t)v;
+  return CLI_NUM_OK;
+}
+
+int cli_parse_version(const char *s, int32_t *version, int *none) {
+  if (s != NULL && strcmp(s, "none") == 0) {
+    *version = 0;
+    *none = 1;
+    return 0;
+  }
+  int64_t v;
+  if (cli_parse_int64(s, INT32_MIN, INT32_MAX, &v) != CLI_NUM_OK) return -1;
+  *version = (int32_t)v;
+  *none = 0;
+  return 0;
+}
 
 int cli_parse_int(const char *s, long min, long max, long *out) {
   if (s == NULL || *s == '\0' || (*s != '-' && (*s < '0' || *s > '9')))
@@ -312,14 +609,38 @@ typedef struct parser {
   cli_opts_t *o;
   char *err;
   size_t errlen;
+  const subcommand_t *sub;    /* the subcommand, once read                */
+  const struct option *longs; /* the options being read                   */
+  int given[OPT_END];         /* how often each of them was given, by code */
+  const char *initial;        /* counter --initial, read once the format
+                                 is known                                */
 } parser_t;
+
+/* What a command (or a subcommand, or the tool before COMMAND) takes. */
+typedef struct syntax {
+  /* Its options, "help" last; one with a letter for a code has that
+   * short form too. */
+  const struct option *longs;
+  /* Reads one of them that common_option() does not: 0 or the usage
+   * error.  NULL: it has none. */
+  int (*option)(parser_t *p, int c, const char *arg);
+  /* Once the options are read: their checks, then the operands. */
+  int (*rest)(parser_t *p, int argc, char **argv);
+  /* NULL, or the subcommands (n_subs) that each take these options: the
+   * command itself takes -h alone, then SUBCOMMAND. */
+  const subcommand_t *subs;
+  size_t n_subs;
+} syntax_t;
+
+#define ARG(name, code) {name, required_argument, NULL, code}
+#define FLAG(name, code) {name, no_argument, NULL, code}
+#define HELP_AND_END FLAG("help", 'h'), {NULL, 0, NULL, 0}
 
 /* Formats the one-line hint and returns CLI_EX_USAGE. */
 __attribute__((format(printf, 2, 3)))
 static int usage_error(parser_t *p, const char *fmt, ...) {
   const char *name = cli_command_name(p->o->command);
-  const char *sub = p->o->command == CLI_CMD_QUEUE
-                        ? cli_queue_op_name(p->o->queue_op) : "";
+  const char *sub = p->sub != NULL ? p->sub->name : "";
   int n = snprintf(p->err, p->errlen, "zkl%s%s%s%s: ", *name ? " " : "",
                    name, *sub ? " " : "", sub);
   if (n < 0 || (size_t)n >= p->errlen) return CLI_EX_USAGE;
@@ -348,6 +669,22 @@ static int bad_option(parser_t *p, int c, const char *elem) {
   return usage_error(p, "unknown option %.*s", name_len, elem);
 }
 
+/* How messages name option c of the options being read: "-t" (its short
+ * form), else "--format". */
+static const char *option_name(const parser_t *p, int c, char *buf,
+                               size_t len) {
+  if (c < OPT_READ) {
+    snprintf(buf, len, "-%c", c);
+    return buf;
+  }
+  for (const struct option *l = p->longs; l->name != NULL; l++)
+    if (l->val == c) {
+      snprintf(buf, len, "--%s", l->name);
+      return buf;
+    }
+  return "?";
+}
+
 /* The word getopt_long() reads next: with '+' nothing is permuted, and
  * optind moves past a group of short options only at its end. */
 static const char *current_word(int argc, char **argv) {
@@ -355,18 +692,185 @@ static const char *current_word(int argc, char **argv) {
   return i < argc ? argv[i] : "";
 }
 
-/* Calls getopt_long(), remembering the word it read into *word. */
-static int next_option(int argc, char **argv, const char *shorts,
-                       const struct option *longs, const char **word) {
-  *word = current_word(argc, argv);
-  return getopt_long(argc, argv, shorts, longs, NULL);
-}
-
 /* Resets getopt_long() so that it reads a new vector from argv[1]. */
 static void getopt_reset(void) {
   optind = 0; /* glibc: also forgets its internal state */
   opterr = 0;
 }
+
+/* getopt's short options for longs: stop at the first operand ('+'), tell
+ * a missing value (':'), then each letter code, with ':' if it takes one. */
+static void short_options(const struct option *longs, char *shorts,
+                          size_t len) {
+  size_t n = 0;
+  shorts[n++] = '+';
+  shorts[n++] = ':';
+  for (; longs->name != NULL && n + 3 <= len; longs++) {
+    if (longs->val >= OPT_READ) continue;
+    shorts[n++] = (char)longs->val;
+    if (longs->has_arg == required_argument) shorts[n++] = ':';
+  }
+  shorts[n] = '\0';
+}
+
+static int takes(const subcommand_t *sub, int c) {
+  for (const int *t = sub->takes; *t != 0; t++)
+    if (*t == c) return 1;
+  return 0;
+}
+
+/* Option c's SECONDS (-t, --grace, --leave-timeout). */
+static int take_seconds(parser_t *p, int c, const char *arg, int64_t *ms) {
+  char name[32];
+  if (cli_parse_seconds(arg, ms) != 0)
+    return usage_error(p, "%s needs SECONDS, not '%s'",
+                       option_name(p, c, name, sizeof name), arg);
+  return 0;
+}
+
+/* Option c's integer in [min, max]; what (say "MAX, ") comes before the
+ * range in the message. */
+static int take_long(parser_t *p, int c, const char *arg, const char *what,
+                     long min, long max, long *out) {
+  char name[32];
+  if (cli_parse_int(arg, min, max, out) != 0)
+    return usage_error(p, "%s needs %s%ld..%ld, not '%s'",
+                       option_name(p, c, name, sizeof name), what, min, max,
+                       arg);
+  return 0;
+}
+
+/* The same for an int (max within int). */
+static int take_int(parser_t *p, int c, const char *arg, const char *what,
+                    long min, long max, int *out) {
+  long n;
+  int rc = take_long(p, c, arg, what, min, max, &n);
+  if (rc == 0) *out = (int)n;
+  return rc;
+}
+
+enum { NOT_COMMON = -1 };
+
+/* The options that several commands take, read alike by each: 0, the usage
+ * error, or NOT_COMMON for an option of the command's own.  (-n is not one:
+ * lock's and queue's --nonblock, barrier's MEMBERS, sem's MAX.) */
+static int common_option(parser_t *p, int c, const char *arg) {
+  cli_opts_t *o = p->o;
+  switch (c) {
+  case 't': return take_seconds(p, c, arg, &o->timeout_ms);
+  case OPT_GRACE: return take_seconds(p, c, arg, &o->grace_ms);
+  case 'E':
+    return take_int(p, c, arg, "an exit code ", 0, 255, &o->conflict_exit);
+  case OPT_JSON: o->json = 1; return 0;
+  case OPT_COUNTER_FORMAT:
+    if (cli_counter_format_parse(arg, &o->counter_format) != 0)
+      return usage_error(p, "--format needs int32, int64 or text, not '%s'",
+                         arg);
+    return 0;
+  case OPT_COUNT_PATH: /* a path as PATH is */
+    if (zkl_path_check(arg) != 0)
+      return usage_error(p, "bad --count-path '%s': %s", arg,
+                         zkl_last_error());
+    o->count_path = arg;
+    return 0;
+  default: return NOT_COMMON;
+  }
+}
+
+/* Reads the options up to the first operand, counting each in p->given[]:
+ * -h ends them (CLI_HELP), and so may syn->option (CLI_VERSION). */
+static int read_options(parser_t *p, const syntax_t *syn, int argc,
+                        char **argv) {
+  char shorts[32];
+  short_options(syn->longs, shorts, sizeof shorts);
+  p->longs = syn->longs;
+  memset(p->given, 0, sizeof p->given);
+  for (;;) {
+    const char *word = current_word(argc, argv);
+    int c = getopt_long(argc, argv, shorts, syn->longs, NULL);
+    if (c == -1) return 0;
+    if (c == '?' || c == ':') return bad_option(p, c, word);
+    if (c == 'h') {
+      p->o->action = CLI_HELP;
+      return 0;
+    }
+    if (p->sub != NULL && !takes(p->sub, c)) {
+      char name[32];
+      return usage_error(p, "%s does not apply to %s",
+                         option_name(p, c, name, sizeof name), p->sub->name);
+    }
+    p->given[c]++;
+    int rc = common_option(p, c, optarg);
+    if (rc == NOT_COMMON && syn->option != NULL) rc = syn->option(p, c, optarg);
+    if (rc != 0 || p->o->action != CLI_RUN) return rc;
+  }
+}
+
+/* "give -t once" for the first of codes given more than once. */
+static int at_most_once(parser_t *p, const int *codes) {
+  char name[32];
+  for (; *codes != 0; codes++)
+    if (p->given[*codes] > 1)
+      return usage_error(p, "give %s once",
+                         option_name(p, *codes, name, sizeof name));
+  return 0;
+}
+
+/* Reads argv with syn: its options, then the rest. */
+static int parse_syntax(parser_t *p, const syntax_t *syn, int argc,
+                        char **argv) {
+  int rc = read_options(p, syn, argc, argv);
+  if (rc != 0 || p->o->action != CLI_RUN) return rc;
+  return syn->rest(p, argc, argv);
+}
+
+/* Makes argv[optind...] a vector of its own for getopt_long(): its [0]
+ * is the (sub)command's name. */
+static void shift(int *argc, char ***argv) {
+  *argc -= optind;
+  *argv += optind;
+  getopt_reset();
+}
+
+/* A command with subcommands takes -h alone before SUBCOMMAND. */
+static const syntax_t help_only = {(const struct option[]){HELP_AND_END},
+                                   NULL, NULL, NULL, 0};
+
+/* [-h] SUBCOMMAND [OPTIONS] ...: one of syn->subs, read with syn. */
+static int parse_subcommand(parser_t *p, const syntax_t *syn, int argc,
+                            char **argv) {
+  const subcommand_t *subs = syn->subs;
+  size_t n = syn->n_subs;
+  int rc = read_options(p, &help_only, argc, argv);
+  if (rc != 0 || p->o->action != CLI_RUN) return rc;
+  if (optind >= argc) {
+    char names[128] = ""; /* "get, set, add, cas or wait" */
+    for (size_t i = 0; i < n; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+               i == 0 ? "" : i + 1 < n ? ", " : " or ", subs[i].name);
+    return usage_error(p, "SUBCOMMAND is missing (%s)", names);
+  }
+  const char *name = argv[optind];
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(name, subs[i].name) != 0) continue;
+    p->sub = &subs[i];
+    switch (p->o->command) {
+    case CLI_CMD_QUEUE: p->o->queue_op = (cli_queue_op_t)subs[i].op; break;
+    case CLI_CMD_COUNTER:
+      p->o->counter_op = (cli_counter_op_t)subs[i].op;
+      break;
+    case CLI_CMD_BARRIER:
+      p->o->barrier_op = (cli_barrier_op_t)subs[i].op;
+      break;
+    default: break;
+    }
+    shift(&argc, &argv);
+    return parse_syntax(p, syn, argc, argv);
+  }
+  return usage_error(p, "unknown subcommand '%s'", name);
+}
+
+/* ---- operands ---------------------------------------------------------------- */
 
 static int take_path(parser_t *p, int argc, char **argv) {
   if (optind >= argc) return usage_error(p, "PATH is missing");
@@ -377,238 +881,182 @@ static int take_path(parser_t *p, int argc, char **argv) {
   return 0;
 }
 
-/* PATH [--] CMD [ARG...] */
-static int take_path_and_cmd(parser_t *p, int argc, char **argv) {
-  int rc = take_path(p, argc, argv);
-  if (rc != 0) return rc;
+/* [--] CMD [ARG...] */
+static int take_cmd(parser_t *p, int argc, char **argv) {
   if (optind < argc && strcmp(argv[optind], "--") == 0) optind++;
   if (optind >= argc) return usage_error(p, "CMD is missing");
   p->o->cmd = argv + optind;
   return 0;
 }
 
-static int take_grace(parser_t *p, const char *arg) {
-  if (cli_parse_seconds(arg, &p->o->grace_ms) != 0)
-    return usage_error(p, "--grace needs SECONDS, not '%s'", arg);
-  return 0;
+/* PATH [--] CMD [ARG...] */
+static int take_path_and_cmd(parser_t *p, int argc, char **argv) {
+  int rc = take_path(p, argc, argv);
+  return rc != 0 ? rc : take_cmd(p, argc, argv);
 }
 
-enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
-       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_FORMAT,
-       OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX, OPT_SOFT_MAX,
-       OPT_NACK_TAIL };
-
-static int parse_lock(parser_t *p, int argc, char **argv) {
-  static const struct option longs[] = {
-      {"read", no_argument, NULL, OPT_READ},
-      {"write", no_argument, NULL, OPT_WRITE},
-      {"nonblock", no_argument, NULL, 'n'},
-      {"timeout", required_argument, NULL, 't'},
-      {"conflict-exit-code", required_argument, NULL, 'E'},
-      {"grace", required_argument, NULL, OPT_GRACE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  cli_opts_t *o = p->o;
-  int modes = 0, waits = 0, c, rc;
-  long n;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:nt:E:h", longs, &word)) != -1) {
-    switch (c) {
-    case OPT_READ: o->mode = CLI_LOCK_READ; modes++; break;
-    case OPT_WRITE: o->mode = CLI_LOCK_WRITE; modes++; break;
-    case 'n': o->timeout_ms = 0; waits++; break;
-    case 't':
-      if (cli_parse_seconds(optarg, &o->timeout_ms) != 0)
-        return usage_error(p, "-t needs SECONDS, not '%s'", optarg);
-      waits++;
-      break;
-    case 'E':
-      if (cli_parse_int(optarg, 0, 255, &n) != 0)
-        return usage_error(p, "-E needs an exit code 0..255, not '%s'",
-                           optarg);
-      o->conflict_exit = (int)n;
-      break;
-    case OPT_GRACE:
-      if ((rc = take_grace(p, optarg)) != 0) return rc;
-      break;
-    case 'h': o->action = CLI_HELP; return 0;
-    default: return bad_option(p, c, word);
-    }
-  }
-  if (modes > 1) return usage_error(p, "--read and --write exclude each other");
-  if (waits > 1) return usage_error(p, "give one of -n and -t, once");
-  return take_path_and_cmd(p, argc, argv);
+/* barrier enter's and sem's PATH [--] CMD [ARG...].  Without the "--", a
+ * CMD that begins with '-' is taken for an option misplaced after PATH:
+ * running it would fail only once this member had entered and counted
+ * for the others, or once leases had been taken (and others kept
+ * waiting). */
+static int take_checked_cmd(parser_t *p, int argc, char **argv) {
+  int rc = take_path(p, argc, argv);
+  if (rc != 0) return rc;
+  if (optind < argc && argv[optind][0] == '-' && argv[optind][1] != '\0' &&
+      strcmp(argv[optind], "--") != 0)
+    return usage_error(p, "unexpected '%s' after PATH (options go before "
+                          "PATH; a CMD that begins with '-' goes after "
+                          "'--')", argv[optind]);
+  return take_cmd(p, argc, argv);
 }
 
-static int parse_elect(parser_t *p, int argc, char **argv) {
-  static const struct option longs[] = {
-      {"id", required_argument, NULL, 'i'},
-      {"observe", no_argument, NULL, OPT_OBSERVE},
-      {"grace", required_argument, NULL, OPT_GRACE},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  cli_opts_t *o = p->o;
-  int c, rc;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:i:h", longs, &word)) != -1) {
-    switch (c) {
-    case 'i':
-      if (optarg[0] == '\0') return usage_error(p, "the ID must not be empty");
-      if (strlen(optarg) > CLI_ID_MAX)
-        return usage_error(p, "the ID is longer than %d bytes", CLI_ID_MAX);
-      o->id = optarg;
-      break;
-    case OPT_OBSERVE: o->observe = 1; break;
-    case OPT_GRACE:
-      if ((rc = take_grace(p, optarg)) != 0) return rc;
-      break;
-    case 'h': o->action = CLI_HELP; return 0;
-    default: return bad_option(p, c, word);
-    }
-  }
-  if (!o->observe) return take_path_and_cmd(p, argc, argv);
-  if (o->id != NULL) return usage_error(p, "an observer takes no --id");
-  if ((rc = take_path(p, argc, argv)) != 0) return rc;
-  if (optind < argc)
-    return usage_error(p, "an observer runs no command ('%s')", argv[optind]);
-  return 0;
-}
-
-static int parse_status(parser_t *p, int argc, char **argv) {
-  static const struct option longs[] = {
-      {"json", no_argument, NULL, OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  int c, rc;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:h", longs, &word)) != -1) {
-    switch (c) {
-    case OPT_JSON: p->o->json = 1; break;
-    case 'h': p->o->action = CLI_HELP; return 0;
-    default: return bad_option(p, c, word);
-    }
-  }
-  if ((rc = take_path(p, argc, argv)) != 0) return rc;
-  if (optind < argc)
-    return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
-  return 0;
-}
-
-/* An operand after the last one: options go before PATH. */
-static int unexpected(parser_t *p, const char *word, const char *after) {
+/* Nothing after the last operand (named by after): options go before
+ * PATH. */
+static int nothing_after(parser_t *p, int argc, char **argv,
+                         const char *after) {
+  if (optind >= argc) return 0;
+  const char *word = argv[optind];
   if (word[0] == '-' && word[1] != '\0')
     return usage_error(p, "unexpected '%s' after %s (options go before PATH)",
                        word, after);
   return usage_error(p, "unexpected '%s' after %s", word, after);
 }
 
-/* The options of queue subcommands, with the bit that allows each and its
- * name in messages. */
-static const struct {
-  int c;
-  unsigned bit;
-  const char *shown;
-} queue_options[] = {{OPT_FORMAT, QO_FORMAT, "--format"},
-                     {OPT_PRIORITY, QO_PRIORITY, "--priority"},
-                     {OPT_MAX_ITEMS, QO_MAX_ITEMS, "--max-items"},
-                     {OPT_BATCH, QO_BATCH, "--batch"},
-                     {'n', QO_NONBLOCK, "-n"},
-                     {'t', QO_TIMEOUT, "-t"},
-                     {OPT_MAX, QO_MAX, "--max"},
-                     {OPT_JSON, QO_JSON, "--json"},
-                     {OPT_SOFT_MAX, QO_SOFT_MAX, "--soft-max"},
-                     {OPT_GRACE, QO_GRACE, "--grace"},
-                     {OPT_NACK_TAIL, QO_NACK_TAIL, "--nack-tail"}};
+/* ---- lock ------------------------------------------------------------------ */
 
-/* Refuses an option the subcommand does not take: 0, or the usage error. */
-static int queue_option_allowed(parser_t *p, const struct queue_sub *sub,
-                                int c) {
-  for (size_t i = 0; i < sizeof queue_options / sizeof queue_options[0]; i++)
-    if (queue_options[i].c == c && !(sub->options & queue_options[i].bit))
-      return usage_error(p, "%s does not apply to %s", queue_options[i].shown,
-                         sub->name);
+static int lock_option(parser_t *p, int c, const char *arg) {
+  switch (c) {
+  case OPT_READ: p->o->mode = CLI_LOCK_READ; break;
+  case OPT_WRITE: p->o->mode = CLI_LOCK_WRITE; break;
+  case 'n': p->o->timeout_ms = 0; break;
+  }
   return 0;
 }
 
-/* SUB [OPTIONS] PATH [DATA | NAME | [--] CMD [ARG...]] */
-static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
-                           int argc, char **argv) {
-  static const struct option longs[] = {
-      {"format", required_argument, NULL, OPT_FORMAT},
-      {"priority", required_argument, NULL, OPT_PRIORITY},
-      {"max-items", required_argument, NULL, OPT_MAX_ITEMS},
-      {"batch", no_argument, NULL, OPT_BATCH},
-      {"nonblock", no_argument, NULL, 'n'},
-      {"timeout", required_argument, NULL, 't'},
-      {"max", required_argument, NULL, OPT_MAX},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"soft-max", required_argument, NULL, OPT_SOFT_MAX},
-      {"grace", required_argument, NULL, OPT_GRACE},
-      {"nack-tail", no_argument, NULL, OPT_NACK_TAIL},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  cli_opts_t *o = p->o;
-  int waits = 0, format_given = 0, c, rc;
-  long n;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:nt:h", longs, &word)) != -1) {
-    if (c == 'h') {
-      o->action = CLI_HELP;
-      return 0;
-    }
-    if ((rc = queue_option_allowed(p, sub, c)) != 0) return rc;
-    switch (c) {
-    case OPT_FORMAT:
-      if (cli_format_parse(optarg, &o->format) != 0)
-        return usage_error(p, "--format needs qn, kazoo or locking, not '%s'",
-                           optarg);
-      format_given = 1;
-      break;
-    case OPT_PRIORITY:
-      if (cli_parse_int(optarg, 0, 999, &n) != 0)
-        return usage_error(p, "--priority needs 0..999, not '%s'", optarg);
-      o->priority = (int)n;
-      break;
-    case OPT_MAX_ITEMS:
-      if (cli_parse_int(optarg, 0, CLI_MAX_ITEMS_MAX, &n) != 0)
-        return usage_error(p, "--max-items needs 0..%ld, not '%s'",
-                           CLI_MAX_ITEMS_MAX, optarg);
-      o->max_items = n;
-      break;
-    case OPT_SOFT_MAX:
-      if (cli_parse_int(optarg, 0, CLI_MAX_ITEMS_MAX, &n) != 0)
-        return usage_error(p, "--soft-max needs 0..%ld, not '%s'",
-                           CLI_MAX_ITEMS_MAX, optarg);
-      o->soft_max = n;
-      break;
-    case OPT_GRACE:
-      if ((rc = take_grace(p, optarg)) != 0) return rc;
-      break;
-    case OPT_NACK_TAIL: o->nack_tail = 1; break;
-    case OPT_BATCH: o->batch = 1; break;
-    case 'n': o->timeout_ms = 0; waits++; break;
-    case 't':
-      if (cli_parse_seconds(optarg, &o->timeout_ms) != 0)
-        return usage_error(p, "-t needs SECONDS, not '%s'", optarg);
-      waits++;
-      break;
-    case OPT_MAX:
-      if (cli_parse_int(optarg, 1, CLI_QUEUE_BATCH_MAX, &n) != 0)
-        return usage_error(p, "--max needs 1..%d, not '%s'",
-                           CLI_QUEUE_BATCH_MAX, optarg);
-      o->max = (int)n;
-      break;
-    case OPT_JSON: o->json = 1; break;
-    default: return bad_option(p, c, word);
-    }
+/* ... PATH [--] CMD [ARG...] */
+static int lock_rest(parser_t *p, int argc, char **argv) {
+  if (p->given[OPT_READ] + p->given[OPT_WRITE] > 1)
+    return usage_error(p, "--read and --write exclude each other");
+  if (p->given['n'] + p->given['t'] > 1)
+    return usage_error(p, "give one of -n and -t, once");
+  return take_path_and_cmd(p, argc, argv);
+}
+
+static const syntax_t lock_syntax = {
+    (const struct option[]){FLAG("read", OPT_READ), FLAG("write", OPT_WRITE),
+                            FLAG("nonblock", 'n'), ARG("timeout", 't'),
+                            ARG("conflict-exit-code", 'E'),
+                            ARG("grace", OPT_GRACE), HELP_AND_END},
+    lock_option, lock_rest, NULL, 0};
+
+/* ---- elect ----------------------------------------------------------------- */
+
+static int elect_option(parser_t *p, int c, const char *arg) {
+  switch (c) {
+  case 'i':
+    if (arg[0] == '\0') return usage_error(p, "the ID must not be empty");
+    if (strlen(arg) > CLI_ID_MAX)
+      return usage_error(p, "the ID is longer than %d bytes", CLI_ID_MAX);
+    p->o->id = arg;
+    break;
+  case OPT_OBSERVE: p->o->observe = 1; break;
   }
-  if (waits > 1) return usage_error(p, "give one of -n and -t, once");
+  return 0;
+}
+
+/* ... PATH [--] CMD [ARG...], or --observe PATH */
+static int elect_rest(parser_t *p, int argc, char **argv) {
+  int rc;
+  if (!p->o->observe) return take_path_and_cmd(p, argc, argv);
+  if (p->o->id != NULL) return usage_error(p, "an observer takes no --id");
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  if (optind < argc)
+    return usage_error(p, "an observer runs no command ('%s')", argv[optind]);
+  return 0;
+}
+
+static const syntax_t elect_syntax = {
+    (const struct option[]){ARG("id", 'i'), FLAG("observe", OPT_OBSERVE),
+                            ARG("grace", OPT_GRACE), HELP_AND_END},
+    elect_option, elect_rest, NULL, 0};
+
+/* ---- status ---------------------------------------------------------------- */
+
+static int status_option(parser_t *p, int c, const char *arg) {
+  switch (c) {
+  case OPT_COUNTER: p->o->status_counter = 1; break;
+  case OPT_BARRIER: p->o->status_barrier = 1; break;
+  case OPT_SEM: p->o->status_sem = 1; break;
+  }
+  return 0;
+}
+
+/* ... PATH */
+static int status_rest(parser_t *p, int argc, char **argv) {
+  cli_opts_t *o = p->o;
+  int rc;
+  if (o->status_counter + o->status_barrier + o->status_sem > 1)
+    return usage_error(p, "%s exclude each other",
+                       o->status_sem ? "--counter, --barrier and --sem"
+                                     : "--counter and --barrier");
+  if (p->given[OPT_COUNTER_FORMAT] > 0 && !o->status_counter)
+    return usage_error(p, "--format needs --counter (a queue's formats are "
+                          "all shown)");
+  if ((rc = at_most_once(p, CODES(OPT_COUNT_PATH))) != 0) return rc;
+  if (p->given[OPT_COUNT_PATH] > 0 && !o->status_sem)
+    return usage_error(p, "--count-path needs --sem");
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  if (optind < argc)
+    return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
+  return 0;
+}
+
+static const syntax_t status_syntax = {
+    (const struct option[]){FLAG("json", OPT_JSON),
+                            FLAG("counter", OPT_COUNTER),
+                            FLAG("barrier", OPT_BARRIER),
+                            FLAG("sem", OPT_SEM),
+                            ARG("format", OPT_COUNTER_FORMAT),
+                            ARG("count-path", OPT_COUNT_PATH), HELP_AND_END},
+    status_option, status_rest, NULL, 0};
+
+/* ---- queue ----------------------------------------------------------------- */
+
+static int queue_option(parser_t *p, int c, const char *arg) {
+  cli_opts_t *o = p->o;
+  switch (c) {
+  case OPT_QUEUE_FORMAT:
+    if (cli_format_parse(arg, &o->format) != 0)
+      return usage_error(p, "--format needs qn, kazoo or locking, not '%s'",
+                         arg);
+    break;
+  case OPT_PRIORITY: return take_int(p, c, arg, "", 0, 999, &o->priority);
+  case OPT_MAX_ITEMS:
+    return take_long(p, c, arg, "", 0, CLI_MAX_ITEMS_MAX, &o->max_items);
+  case OPT_SOFT_MAX:
+    return take_long(p, c, arg, "", 0, CLI_MAX_ITEMS_MAX, &o->soft_max);
+  case OPT_MAX: return take_int(p, c, arg, "", 1, CLI_QUEUE_BATCH_MAX, &o->max);
+  case OPT_NACK_TAIL: o->nack_tail = 1; break;
+  case OPT_BATCH: o->batch = 1; break;
+  case 'n': o->timeout_ms = 0; break;
+  }
+  return 0;
+}
+
+/* ... PATH [DATA | NAME | [--] CMD [ARG...]] */
+static int queue_rest(parser_t *p, int argc, char **argv) {
+  cli_opts_t *o = p->o;
+  cli_queue_op_t op = o->queue_op;
+  int rc;
+  if (p->given['n'] + p->given['t'] > 1)
+    return usage_error(p, "give one of -n and -t, once");
   if (o->priority >= 0 && o->format == ZKL_QUEUE_QN)
     return usage_error(p, "--priority needs --format kazoo or locking");
-  if (sub->op == CLI_QUEUE_CLAIM) {
+  if (op == CLI_QUEUE_CLAIM) {
     /* claims exist only in the LockingQueue layout: implied, and another
      * format is refused rather than silently changed */
-    if (format_given && o->format != ZKL_QUEUE_LOCKING)
+    if (p->given[OPT_QUEUE_FORMAT] > 0 && o->format != ZKL_QUEUE_LOCKING)
       return usage_error(p, "claims need --format locking (kazoo's "
                             "LockingQueue), not '%s'",
                          cli_format_name(o->format));
@@ -617,50 +1065,208 @@ static int parse_queue_sub(parser_t *p, const struct queue_sub *sub,
   }
   if ((rc = take_path(p, argc, argv)) != 0) return rc;
   const char *after = "PATH";
-  if (sub->op == CLI_QUEUE_PUT && !o->batch && optind < argc) {
+  if (op == CLI_QUEUE_PUT && !o->batch && optind < argc) {
     o->data = argv[optind++];
     if (strlen(o->data) > ZKL_QUEUE_MAX_BYTES)
       return usage_error(p, "DATA is longer than %d bytes",
                          ZKL_QUEUE_MAX_BYTES);
     after = "DATA";
-  } else if (sub->op == CLI_QUEUE_PUT && optind < argc) {
+  } else if (op == CLI_QUEUE_PUT && optind < argc) {
     return usage_error(p, "--batch reads the items from stdin, not '%s'",
                        argv[optind]);
-  } else if (sub->op == CLI_QUEUE_RM) {
+  } else if (op == CLI_QUEUE_RM) {
     /* whether NAME is an item of the format is the library's to say
      * (zkl_queue_remove(): ZKL_EINVAL, a usage error too) */
     if (optind >= argc) return usage_error(p, "NAME is missing");
     o->name = argv[optind++];
     after = "NAME";
   }
-  if (optind < argc) return unexpected(p, argv[optind], after);
+  return nothing_after(p, argc, argv, after);
+}
+
+static const syntax_t queue_syntax = {
+    (const struct option[]){ARG("format", OPT_QUEUE_FORMAT),
+                            ARG("priority", OPT_PRIORITY),
+                            ARG("max-items", OPT_MAX_ITEMS),
+                            FLAG("batch", OPT_BATCH), FLAG("nonblock", 'n'),
+                            ARG("timeout", 't'), ARG("max", OPT_MAX),
+                            FLAG("json", OPT_JSON),
+                            ARG("soft-max", OPT_SOFT_MAX),
+                            ARG("grace", OPT_GRACE),
+                            FLAG("nack-tail", OPT_NACK_TAIL), HELP_AND_END},
+    queue_option, queue_rest, queue_subs, COUNT(queue_subs)};
+
+/* ---- counter ---------------------------------------------------------------- */
+
+/* A number of the command line (WHAT names it in messages: "VALUE",
+ * "--initial") in [min, max]; range_of says what the range is.  0, or
+ * the usage error. */
+static int take_number(parser_t *p, const char *what, const char *arg,
+                       int64_t min, int64_t max, const char *range_of,
+                       int64_t *out) {
+  int rc = cli_parse_int64(arg, min, max, out);
+  if (rc == CLI_NUM_OK) return 0;
+  if (rc == CLI_NUM_RANGE)
+    return usage_error(p, "%s %s is out of range: %s (%" PRId64 "..%" PRId64
+                          ")", what, arg, range_of, min, max);
+  if (arg[0] == '-' && arg[1] == '-')
+    return usage_error(p, "%s needs a decimal integer, not '%s' (options go "
+                          "before PATH)", what, arg);
+  return usage_error(p, "%s needs a decimal integer, not '%s'", what, arg);
+}
+
+/* A value a counter of the format given can hold (--initial, VALUE). */
+static int take_value(parser_t *p, const char *what, const char *arg,
+                      int64_t *out) {
+  int format = p->o->counter_format;
+  int64_t min = 0, max = 0;
+  cli_counter_range(format, &min, &max); /* a known format */
+  const char *name = cli_counter_format_name(format);
+  char range_of[64]; /* "an int32 counter holds" */
+  snprintf(range_of, sizeof range_of, "%s %s counter holds",
+           name[0] == 'i' ? "an" : "a", name);
+  return take_number(p, what, arg, min, max, range_of, out);
+}
+
+/* A DELTA that can ever apply to a counter of the format: from min-max to
+ * max-min, as far as an int64_t goes. */
+static int take_delta(parser_t *p, const char *arg, int64_t *out) {
+  int format = p->o->counter_format;
+  int64_t min = 0, max = 0, dmin, dmax;
+  cli_counter_range(format, &min, &max); /* a known format */
+  if (__builtin_sub_overflow(max, min, &dmax)) {
+    dmin = INT64_MIN;
+    dmax = INT64_MAX;
+  } else {
+    dmin = -dmax;
+  }
+  char range_of[64];
+  snprintf(range_of, sizeof range_of, "no %s counter could take it",
+           cli_counter_format_name(format));
+  return take_number(p, "DELTA", arg, dmin, dmax, range_of, out);
+}
+
+/* cas's VERSION. */
+static int take_version(parser_t *p, int argc, char **argv) {
+  if (optind >= argc) return usage_error(p, "VERSION is missing");
+  const char *v = argv[optind++];
+  if (cli_parse_version(v, &p->o->version, &p->o->version_none) != 0)
+    return usage_error(p, "VERSION needs a data version (a 32-bit integer, "
+                          "as get --json shows it) or 'none', not '%s'", v);
   return 0;
 }
 
-static int parse_queue(parser_t *p, int argc, char **argv) {
-  static const struct option longs[] = {{"help", no_argument, NULL, 'h'},
-                                        {NULL, 0, NULL, 0}};
-  int c;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:h", longs, &word)) != -1) {
-    if (c != 'h') return bad_option(p, c, word);
-    p->o->action = CLI_HELP;
-    return 0;
-  }
-  if (optind >= argc)
-    return usage_error(p, "SUBCOMMAND is missing (put, take, claim, peek, "
-                          "size, ls or rm)");
-  const char *name = argv[optind];
-  for (size_t i = 0; i < N_QUEUE_SUBS; i++) {
-    if (strcmp(name, queue_subs[i].name) != 0) continue;
-    p->o->queue_op = queue_subs[i].op;
-    int sub_argc = argc - optind;
-    char **sub_argv = argv + optind; /* [0] is the subcommand's name */
-    getopt_reset();
-    return parse_queue_sub(p, &queue_subs[i], sub_argc, sub_argv);
-  }
-  return usage_error(p, "unknown subcommand '%s'", name);
+static int counter_option(parser_t *p, int c, const char *arg) {
+  if (c == OPT_INITIAL) p->initial = arg; /* once the format is known */
+  return 0;
 }
+
+/* ... PATH [VERSION] [VALUE | DELTA], each number within what a counter of
+ * the format can take. */
+static int counter_rest(parser_t *p, int argc, char **argv) {
+  cli_opts_t *o = p->o;
+  cli_counter_op_t op = o->counter_op;
+  int rc;
+  if ((rc = at_most_once(p, CODES('t'))) != 0) return rc;
+  if (p->initial != NULL &&
+      (rc = take_value(p, "--initial", p->initial, &o->initial)) != 0)
+    return rc;
+  if ((rc = take_path(p, argc, argv)) != 0) return rc;
+  if (op == CLI_COUNTER_CAS && (rc = take_version(p, argc, argv)) != 0)
+    return rc;
+  const char *after = "PATH";
+  if (op == CLI_COUNTER_SET || op == CLI_COUNTER_CAS) {
+    if (optind >= argc) return usage_error(p, "VALUE is missing");
+    rc = take_value(p, "VALUE", argv[optind++], &o->number);
+    after = "VALUE";
+  } else if (op == CLI_COUNTER_ADD) {
+    if (optind >= argc) return usage_error(p, "DELTA is missing");
+    rc = take_delta(p, argv[optind++], &o->number);
+    after = "DELTA";
+  }
+  return rc != 0 ? rc : nothing_after(p, argc, argv, after);
+}
+
+static const syntax_t counter_syntax = {
+    (const struct option[]){ARG("format", OPT_COUNTER_FORMAT),
+                            ARG("initial", OPT_INITIAL), ARG("timeout", 't'),
+                            FLAG("json", OPT_JSON), HELP_AND_END},
+    counter_option, counter_rest, counter_subs, COUNT(counter_subs)};
+
+/* ---- barrier ---------------------------------------------------------------- */
+
+static int barrier_option(parser_t *p, int c, const char *arg) {
+  switch (c) {
+  case OPT_LEAVE_TIMEOUT:
+    return take_seconds(p, c, arg, &p->o->leave_timeout_ms);
+  case 'n':
+    return take_int(p, c, arg, "MEMBERS, ", 1, CLI_MEMBERS_MAX,
+                    &p->o->members);
+  }
+  return 0;
+}
+
+/* ... PATH [[--] CMD [ARG...]] */
+static int barrier_rest(parser_t *p, int argc, char **argv) {
+  int rc;
+  if ((rc = at_most_once(p, CODES('t', OPT_LEAVE_TIMEOUT, 'n'))) != 0)
+    return rc;
+  if (p->o->barrier_op != CLI_BARRIER_ENTER) {
+    if ((rc = take_path(p, argc, argv)) != 0) return rc;
+    return nothing_after(p, argc, argv, "PATH");
+  }
+  if (p->given['n'] == 0)
+    return usage_error(p, "-n MEMBERS is missing (how many members open the "
+                          "barrier)");
+  if (p->given[OPT_LEAVE_TIMEOUT] == 0)
+    p->o->leave_timeout_ms = p->o->timeout_ms;
+  return take_checked_cmd(p, argc, argv);
+}
+
+static const syntax_t barrier_syntax = {
+    (const struct option[]){ARG("timeout", 't'), ARG("members", 'n'),
+                            ARG("leave-timeout", OPT_LEAVE_TIMEOUT),
+                            ARG("conflict-exit-code", 'E'),
+                            ARG("grace", OPT_GRACE), HELP_AND_END},
+    barrier_option, barrier_rest, barrier_subs, COUNT(barrier_subs)};
+
+/* ---- sem ------------------------------------------------------------------- */
+
+static int sem_option(parser_t *p, int c, const char *arg) {
+  switch (c) {
+  case 'n':
+    return take_int(p, c, arg, "MAX, ", 1, CLI_SEM_MAX_MAX, &p->o->sem_max);
+  case OPT_QTY: return take_int(p, c, arg, "", 1, ZKL_SEM_QTY_MAX, &p->o->qty);
+  }
+  return 0;
+}
+
+/* ... PATH [--] CMD [ARG...].  What the server alone can tell (the shared
+ * count's MAX against -n and --qty) is checked when the leases are taken
+ * (cli/sem.c). */
+static int sem_rest(parser_t *p, int argc, char **argv) {
+  cli_opts_t *o = p->o;
+  int rc;
+  if ((rc = at_most_once(p, CODES('t', 'n', OPT_QTY, OPT_COUNT_PATH))) != 0)
+    return rc;
+  if (p->given['n'] == 0 && p->given[OPT_COUNT_PATH] == 0)
+    return usage_error(p, "-n MAX is missing (how many leases there are; or "
+                          "--count-path, where they are counted)");
+  if (p->given['n'] > 0 && o->qty > o->sem_max)
+    return usage_error(p, "--qty %d is more than -n %d: it would never fit",
+                       o->qty, o->sem_max);
+  return take_checked_cmd(p, argc, argv);
+}
+
+static const syntax_t sem_syntax = {
+    (const struct option[]){ARG("max", 'n'), ARG("qty", OPT_QTY),
+                            ARG("count-path", OPT_COUNT_PATH),
+                            ARG("timeout", 't'),
+                            ARG("conflict-exit-code", 'E'),
+                            ARG("grace", OPT_GRACE), HELP_AND_END},
+    sem_option, sem_rest, NULL, 0};
+
+/* ---- the tool's options, then COMMAND --------------------------------------- */
 
 static int take_ms(parser_t *p, const char *opt, const char *arg,
                    int32_t *out) {
@@ -671,48 +1277,61 @@ static int take_ms(parser_t *p, const char *opt, const char *arg,
   return 0;
 }
 
-static int parse_global(parser_t *p, int argc, char **argv) {
-  static const struct option longs[] = {
-      {"servers", required_argument, NULL, 's'},
-      {"session-timeout", required_argument, NULL, OPT_SESSION_TIMEOUT},
-      {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-      {"auth", required_argument, NULL, OPT_AUTH},
-      {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0}};
+static int global_option(parser_t *p, int c, const char *arg) {
   cli_opts_t *o = p->o;
-  int c, rc;
-  const char *word;
-  while ((c = next_option(argc, argv, "+:s:vhV", longs, &word)) != -1) {
-    switch (c) {
-    case 's':
-      if (optarg[0] == '\0') return usage_error(p, "-s needs HOSTS");
-      o->hosts = optarg;
-      break;
-    case OPT_SESSION_TIMEOUT:
-      if ((rc = take_ms(p, "--session-timeout", optarg,
-                        &o->session_timeout_ms)) != 0)
-        return rc;
-      break;
-    case OPT_CONNECT_TIMEOUT:
-      if ((rc = take_ms(p, "--connect-timeout", optarg,
-                        &o->connect_timeout_ms)) != 0)
-        return rc;
-      break;
-    case OPT_AUTH:
-      if (optarg[0] == ':' || strchr(optarg, ':') == NULL)
-        return usage_error(p, "--auth needs USER:PASS");
-      o->auth = optarg;
-      break;
-    case 'v': o->verbose++; break;
-    case 'h': o->action = CLI_HELP; return 0;
-    case 'V': o->action = CLI_VERSION; return 0;
-    default: return bad_option(p, c, word);
-    }
+  switch (c) {
+  case 's':
+    if (arg[0] == '\0') return usage_error(p, "-s needs HOSTS");
+    o->hosts = arg;
+    break;
+  case OPT_SESSION_TIMEOUT:
+    return take_ms(p, "--session-timeout", arg, &o->session_timeout_ms);
+  case OPT_CONNECT_TIMEOUT:
+    return take_ms(p, "--connect-timeout", arg, &o->connect_timeout_ms);
+  case OPT_AUTH:
+    if (arg[0] == ':' || strchr(arg, ':') == NULL)
+      return usage_error(p, "--auth needs USER:PASS");
+    o->auth = arg;
+    break;
+  case 'v': o->verbose++; break;
+  case 'V': o->action = CLI_VERSION; break;
   }
   return 0;
 }
+
+static int parse_command(parser_t *p, int argc, char **argv) {
+  static const struct {
+    const char *name;
+    cli_command_t command;
+    const syntax_t *syntax;
+  } commands[] = {{"lock", CLI_CMD_LOCK, &lock_syntax},
+                  {"elect", CLI_CMD_ELECT, &elect_syntax},
+                  {"status", CLI_CMD_STATUS, &status_syntax},
+                  {"queue", CLI_CMD_QUEUE, &queue_syntax},
+                  {"counter", CLI_CMD_COUNTER, &counter_syntax},
+                  {"barrier", CLI_CMD_BARRIER, &barrier_syntax},
+                  {"sem", CLI_CMD_SEM, &sem_syntax}};
+  if (optind >= argc) return usage_error(p, "COMMAND is missing");
+  const char *name = argv[optind];
+  for (size_t i = 0; i < COUNT(commands); i++) {
+    if (strcmp(name, commands[i].name) != 0) continue;
+    const syntax_t *syn = commands[i].syntax;
+    p->o->command = commands[i].command;
+    shift(&argc, &argv);
+    return syn->subs != NULL ? parse_subcommand(p, syn, argc, argv)
+                             : parse_syntax(p, syn, argc, argv);
+  }
+  return usage_error(p, "unknown command '%s'", name);
+}
+
+static const syntax_t global_syntax = {
+    (const struct option[]){ARG("servers", 's'),
+                            ARG("session-timeout", OPT_SESSION_TIMEOUT),
+                            ARG("connect-timeout", OPT_CONNECT_TIMEOUT),
+                            ARG("auth", OPT_AUTH), FLAG("verbose", 'v'),
+                            FLAG("help", 'h'), FLAG("version", 'V'),
+                            {NULL, 0, NULL, 0}},
+    global_option, parse_command, NULL, 0};
 
 static void defaults(cli_opts_t *o, const char *env_servers) {
   memset(o, 0, sizeof *o);
@@ -728,34 +1347,16 @@ static void defaults(cli_opts_t *o, const char *env_servers) {
   o->format = ZKL_QUEUE_QN;
   o->priority = -1;
   o->max_items = -1;
+  o->counter_format = ZKL_COUNTER_INT32;
+  o->leave_timeout_ms = -1;
+  o->qty = 1;
 }
 
 int cli_opts_parse(cli_opts_t *o, int argc, char **argv,
                    const char *env_servers, char *err, size_t errlen) {
-  parser_t p = {o, err, errlen};
+  parser_t p = {.o = o, .err = err, .errlen = errlen};
   defaults(o, env_servers);
   if (errlen > 0) err[0] = '\0';
   getopt_reset();
-  int rc = parse_global(&p, argc, argv);
-  if (rc != 0 || o->action != CLI_RUN) return rc;
-  if (optind >= argc) return usage_error(&p, "COMMAND is missing");
-
-  static const struct {
-    const char *name;
-    cli_command_t command;
-    int (*parse)(parser_t *, int, char **);
-  } commands[] = {{"lock", CLI_CMD_LOCK, parse_lock},
-                  {"elect", CLI_CMD_ELECT, parse_elect},
-                  {"status", CLI_CMD_STATUS, parse_status},
-                  {"queue", CLI_CMD_QUEUE, parse_queue}};
-  const char *name = argv[optind];
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    if (strcmp(name, commands[i].name) != 0) continue;
-    o->command = commands[i].command;
-    int sub_argc = argc - optind;
-    char **sub_argv = argv + optind; /* [0] is the command's name */
-    getopt_reset();
-    return commands[i].parse(&p, sub_argc, sub_argv);
-  }
-  return usage_error(&p, "unknown command '%s'", name);
+  return parse_syntax(&p, &global_syntax, argc, argv);
 }

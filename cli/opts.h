@@ -29,7 +29,10 @@ typedef enum cli_command {
   CLI_CMD_LOCK,
   CLI_CMD_ELECT,
   CLI_CMD_STATUS,
-  CLI_CMD_QUEUE
+  CLI_CMD_QUEUE,
+  CLI_CMD_COUNTER,
+  CLI_CMD_BARRIER,
+  CLI_CMD_SEM
 } cli_command_t;
 
 /* What `zkl queue` does (its first operand). */
@@ -43,6 +46,25 @@ typedef enum cli_queue_op {
   CLI_QUEUE_RM,    /* remove the item NAME                               */
   CLI_QUEUE_CLAIM  /* claim the head item, run CMD on it, ack or nack    */
 } cli_queue_op_t;
+
+/* What `zkl counter` does (its first operand). */
+typedef enum cli_counter_op {
+  CLI_COUNTER_NONE = 0,
+  CLI_COUNTER_GET,  /* print the value                                   */
+  CLI_COUNTER_SET,  /* write VALUE whatever the counter holds            */
+  CLI_COUNTER_ADD,  /* add DELTA atomically, print the new value         */
+  CLI_COUNTER_CAS,  /* write VALUE if the version is still VERSION       */
+  CLI_COUNTER_WAIT  /* wait for the next change, print the new value     */
+} cli_counter_op_t;
+
+/* What `zkl barrier` does (its first operand). */
+typedef enum cli_barrier_op {
+  CLI_BARRIER_NONE = 0,
+  CLI_BARRIER_SET,    /* make the barrier's node                          */
+  CLI_BARRIER_REMOVE, /* delete it (exit 1 if it was not set)             */
+  CLI_BARRIER_WAIT,   /* wait until it is gone                            */
+  CLI_BARRIER_ENTER   /* the double barrier: enter, run CMD, leave        */
+} cli_barrier_op_t;
 
 /* What main() should do once the command line is read. */
 typedef enum cli_action {
@@ -64,6 +86,9 @@ typedef enum cli_lock_mode {
 #define CLI_ID_MAX 1024   /* the library's limit on node data */
 #define CLI_QUEUE_BATCH_MAX 1000 /* items of one put or take (queue.h)  */
 #define CLI_MAX_ITEMS_MAX 1000000000L /* --max-items at most            */
+#define CLI_MEMBERS_MAX 2147483647L /* barrier enter -n: the library's int */
+#define CLI_SEM_MAX_MAX 2147483647L /* sem -n: the library's int, and what
+                                       a 4-byte shared count holds       */
 
 typedef struct cli_opts {
   cli_action_t action;
@@ -74,11 +99,11 @@ typedef struct cli_opts {
   int32_t connect_timeout_ms;   /* --connect-timeout MS                   */
   const char *auth;             /* --auth USER:PASS, or NULL              */
   int verbose;                  /* -v, counted                            */
-  /* lock, elect and queue claim */
+  /* lock, elect, queue claim, barrier enter and sem */
   const char *path;             /* PATH                                   */
   char **cmd;                   /* CMD [ARG...], NULL-terminated (argv's) */
   int64_t grace_ms;             /* --grace SECONDS: TERM to KILL          */
-  /* lock */
+  /* lock (timeout_ms and conflict_exit: barrier enter's and sem's too) */
   cli_lock_mode_t mode;         /* --read / --write                       */
   int64_t timeout_ms;           /* -1 wait forever; 0 -n; else -t         */
   int conflict_exit;            /* -E N, default 1                        */
@@ -101,6 +126,32 @@ typedef struct cli_opts {
   int max;                      /* take --max N, 0 when not given         */
   const char *data;             /* put DATA (argv's), NULL: stdin         */
   const char *name;             /* rm NAME                                */
+  /* counter (timeout_ms above: add's and wait's -t; json too); status
+     --counter takes counter_format */
+  cli_counter_op_t counter_op;  /* the subcommand                         */
+  int counter_format;           /* --format: a zkl_counter_format_t       */
+  int64_t initial;              /* --initial N, within the format's range */
+  int64_t number;               /* set and cas VALUE, add DELTA           */
+  int32_t version;              /* cas VERSION (a dataVersion)            */
+  int version_none;             /* cas VERSION 'none': still missing      */
+  /* barrier (timeout_ms above: wait's -t, enter's -t for entering;
+     conflict_exit, grace_ms and cmd: enter's) */
+  cli_barrier_op_t barrier_op;  /* the subcommand                         */
+  int members;                  /* enter -n MEMBERS, 0 when not given     */
+  int64_t leave_timeout_ms;     /* enter: --leave-timeout, else -t's (-1:
+                                   wait for ever)                        */
+  /* sem (timeout_ms, conflict_exit, grace_ms and cmd above); status
+     --sem takes count_path */
+  int sem_max;                  /* -n MAX, 0 when not given (then the
+                                   shared count's)                       */
+  int qty;                      /* --qty Q: leases taken at once, 1..
+                                   ZKL_SEM_QTY_MAX (default 1)           */
+  const char *count_path;       /* --count-path P: the shared count, or
+                                   NULL                                  */
+  /* status */
+  int status_counter;           /* --counter: PATH as a counter           */
+  int status_barrier;           /* --barrier: PATH as a barrier           */
+  int status_sem;               /* --sem: PATH as a semaphore             */
 } cli_opts_t;
 
 /* Reads argv (argv[argc] must be NULL, as main() gets it).  env_servers is
@@ -129,6 +180,46 @@ const char *cli_format_name(int format);
 /* The zkl_queue_format_t that --format calls name: 0 and *format, or -1
  * (*format untouched). */
 int cli_format_parse(const char *name, int *format);
+
+/* The counter subcommand's name as typed ("add"), "" for
+ * CLI_COUNTER_NONE. */
+const char *cli_counter_op_name(cli_counter_op_t op);
+
+/* The barrier subcommand's name as typed ("enter"), "" for
+ * CLI_BARRIER_NONE. */
+const char *cli_barrier_op_name(cli_barrier_op_t op);
+
+/* The name --format takes for a zkl_counter_format_t ("int32", "int64",
+ * "text"), "?" for any other value. */
+const char *cli_counter_format_name(int format);
+
+/* The zkl_counter_format_t that --format calls name: 0 and *format, or -1
+ * (*format untouched). */
+int cli_counter_format_parse(const char *name, int *format);
+
+/* The values a counter of format (a zkl_counter_format_t) holds: 0 with
+ * *min and *max, or -1 for an unknown format. */
+int cli_counter_range(int format, int64_t *min, int64_t *max);
+
+/* What cli_parse_int64() says of a word. */
+enum {
+  CLI_NUM_OK = 0,
+  CLI_NUM_SYNTAX = -1, /* not a decimal integer                          */
+  CLI_NUM_RANGE = -2   /* a decimal integer, outside [min, max]          */
+};
+
+/* A decimal integer in [min, max]: an optional sign ('-' or '+') and
+ * digits, nothing else (no blank, no "0x", no trailing junk).  Numbers of
+ * any length are told apart: past int64 is CLI_NUM_RANGE too.
+ * CLI_NUM_OK with *out, or CLI_NUM_SYNTAX / CLI_NUM_RANGE (*out
+ * untouched). */
+int cli_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* cas's VERSION: a node's data version as get --json shows it (any 32-bit
+ * integer: it wraps to negative values), or "none" (the node must still be
+ * missing).  0 with *version and *none (1 for "none", *version then 0),
+ * or -1 (both untouched). */
+int cli_parse_version(const char *s, int32_t *version, int *none);
 
 /* Decimal seconds ("2", "0.5", "1.25") to milliseconds, rounded up to a
  * whole millisecond; at most 10^9 seconds.  0, or -1 for anything else. */

@@ -11,6 +11,10 @@
  * names are left out of the contenders' table.  The listings are read
  * one after the other: an item put or taken meanwhile may show as a
  * foreign child, or be missing.
+ *
+ * With --counter, PATH is read as a counter instead (cli/counter.c); with
+ * --barrier, as a barrier (cli/barrier.c); with --sem, as a semaphore
+ * (cli/sem.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -230,6 +234,9 @@ static void free_views(queue_view_t *views) {
 }
 
 int cli_status_run(const cli_opts_t *o) {
+  if (o->status_counter) return cli_counter_status_run(o);
+  if (o->status_barrier) return cli_barrier_status_run(o);
+  if (o->status_sem) return cli_sem_status_run(o);
   zkl_session_t *s = NULL;
   int rc = cli_connect(o, NULL, NULL, &s);
   if (rc != 0) return rc;

@@ -1,6 +1,6 @@
 /* cli/zkl.c - the zkl command-line tool: flock(1)-like locks, leader
- * election and queues on ZooKeeper for shell scripts.  See zkl(1)
- * (cli/zkl.1). */
+ * election, queues, counters, barriers and semaphores on ZooKeeper for
+ * shell scripts.  See zkl(1) (cli/zkl.1). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +13,9 @@ static int run(const cli_opts_t *o) {
   case CLI_CMD_ELECT: return o->observe ? cli_observe_run(o) : cli_elect_run(o);
   case CLI_CMD_STATUS: return cli_status_run(o);
   case CLI_CMD_QUEUE: return cli_queue_run(o);
+  case CLI_CMD_COUNTER: return cli_counter_run(o);
+  case CLI_CMD_BARRIER: return cli_barrier_run(o);
+  case CLI_CMD_SEM: return cli_sem_run(o);
   case CLI_CMD_NONE: break;
   }
   return CLI_EX_SOFTWARE;

@@ -19,6 +19,9 @@
 #include "zkl/rwlock.h"
 #include "zkl/election.h"
 #include "zkl/queue.h"
+#include "zkl/counter.h"
+#include "zkl/barrier.h"
+#include "zkl/semaphore.h"
 #include "zkl/inspect.h"
 
 #endif /* ZKL_H */

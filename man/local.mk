@@ -40,7 +40,29 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_queue_remove.3 man/zkl_queue_cancel.3 \
 	man/zkl_queue_put_async.3 man/zkl_queue_put_batch_async.3 \
 	man/zkl_queue_take_async.3 man/zkl_item_free.3 man/zkl_items_free.3 \
-	man/zkl_queue_destroy.3
+	man/zkl_queue_destroy.3 \
+	man/zkl_counter.3 man/zkl_counter_opts_init.3 man/zkl_counter_create.3 \
+	man/zkl_counter_get.3 man/zkl_counter_set.3 man/zkl_counter_cas.3 \
+	man/zkl_counter_add.3 man/zkl_counter_wait.3 man/zkl_counter_cancel.3 \
+	man/zkl_counter_get_async.3 man/zkl_counter_set_async.3 \
+	man/zkl_counter_cas_async.3 man/zkl_counter_add_async.3 \
+	man/zkl_counter_wait_async.3 man/zkl_counter_destroy.3 \
+	man/zkl_barrier.3 man/zkl_barrier_create.3 man/zkl_barrier_set.3 \
+	man/zkl_barrier_remove.3 man/zkl_barrier_wait.3 \
+	man/zkl_barrier_cancel.3 man/zkl_barrier_set_async.3 \
+	man/zkl_barrier_remove_async.3 man/zkl_barrier_wait_async.3 \
+	man/zkl_barrier_destroy.3 man/zkl_dbarrier_opts_init.3 \
+	man/zkl_dbarrier_create.3 \
+	man/zkl_dbarrier_enter.3 man/zkl_dbarrier_leave.3 \
+	man/zkl_dbarrier_count.3 man/zkl_dbarrier_cancel.3 \
+	man/zkl_dbarrier_enter_async.3 man/zkl_dbarrier_leave_async.3 \
+	man/zkl_dbarrier_destroy.3 \
+	man/zkl_sem.3 man/zkl_sem_opts_init.3 man/zkl_sem_create.3 \
+	man/zkl_sem_acquire.3 \
+	man/zkl_sem_release.3 man/zkl_sem_release_all.3 \
+	man/zkl_sem_lease_health.3 man/zkl_sem_held.3 man/zkl_sem_count.3 \
+	man/zkl_sem_cancel.3 man/zkl_sem_acquire_async.3 \
+	man/zkl_sem_release_async.3 man/zkl_sem_destroy.3
 
 # Checks of the man pages, of docker-compose.yml against the test harness,
 # and of an installed tree (make install DESTDIR=... and a program built

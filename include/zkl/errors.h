@@ -30,11 +30,13 @@ extern "C" {
   XX(EAUTH,      -1010, "ZooKeeper authentication failed")                     \
   XX(EAGAIN,     -1011, "recursion count limit reached")                       \
   XX(ESYSTEM,    -1012, "system error (thread or clock)")                      \
-  XX(EPROTO,     -1013, "contender node keeps vanishing")                      \
+  XX(EPROTO,     -1013, "a node or its data is not as the recipe expects")         \
   XX(EDEADLK,    -1014, "would deadlock: read hold cannot become a write hold") \
   XX(ENOENT,     -1015, "nobody leads now")                                    \
   XX(EEMPTY,     -1016, "queue is empty")                                      \
-  XX(EFULL,      -1017, "queue is full")
+  XX(EFULL,      -1017, "queue is full")                                       \
+  XX(ESTALE,     -1018, "changed since it was read: nothing written")          \
+  XX(ERANGE,     -1019, "value out of range")
 
 typedef enum zkl_errno {
 #define ZKL__ERR_ENUM(name, value, msg) ZKL_##name = (value),

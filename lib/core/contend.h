@@ -182,6 +182,58 @@ int zkl__op_await(zkl__op_t *o, unsigned epoch, int64_t deadline);
 /* Unregisters the contender's waiter (a wait not waited). */
 void zkl__op_unwait(zkl__op_t *o);
 
+/* ---- a recipe's own calls (call.c) ---------------------------------------
+ * An object whose calls are its own steps (the queue, the counter, the
+ * barriers) embeds a zkl__calls_t, and each call is a record that starts
+ * with a zkl__call_t, handed to the step as its ctx.  One call at a time
+ * per object: a blocking call from a second thread waits for the first
+ * until its deadline; an async call while another is underway is refused
+ * (ZKL_EBUSY) and lasts until its completion is dispatched. */
+typedef struct zkl__calls {
+  zkl__owner_t own;   /* own.mu may guard the object's own state too     */
+  zkl_session_t *s;
+  const char *what;   /* "queue", "counter": in messages                  */
+  int async_pending;  /* an async call's completion is not dispatched     */
+} zkl__calls_t;
+
+typedef struct zkl__call {
+  zkl__done_t d;         /* first: the completion queue's record          */
+  zkl__calls_t *home;    /* NULL once the object is destroyed (orphan)    */
+  void *obj;             /* what the callback is given                    */
+  int64_t deadline;      /* the caller's (ZKL__TRY, ZKL__FOREVER)         */
+  int64_t dl;            /* each request's: the deadline, or none (try)   */
+  int rc;                /* async: the result, and its detail message     */
+  char *detail;
+  zkl_done_fn cb;        /* async: the callback (unless deliver is set)   */
+  void *arg;
+  /* The recipe's hooks.  release (required) frees the record.  deliver
+   * (NULL: cb(obj, rc, 0, arg)) runs the user's callback at dispatch.
+   * check (may be NULL) takes a last look at dispatch, with the queue
+   * locked, and may change what is reported (zkl__call_report).  orphaned
+   * (may be NULL) returns the detail an orphaned call reports. */
+  void (*release)(struct zkl__call *x);
+  void (*deliver)(struct zkl__call *x);
+  void (*check)(struct zkl__call *x);
+  const char *(*orphaned)(struct zkl__call *x);
+} zkl__call_t;
+
+int zkl__calls_init(zkl__calls_t *h, zkl_session_t *s, const char *what);
+void zkl__calls_fini(zkl__calls_t *h);
+/* Destroy's first step: refuses new calls, kick(arg) cancels those in
+ * flight, waits for them, and orphans the undispatched completions. */
+void zkl__calls_drain(zkl__calls_t *h, void (*kick)(void *), void *arg);
+/* Fills the base of a fresh (zeroed) call: timeout_ms 0 try, <0 forever. */
+void zkl__call_init(zkl__call_t *x, zkl__calls_t *h, void *obj,
+                    int64_t timeout_ms);
+/* Sets what an async call reports. */
+void zkl__call_report(zkl__call_t *x, int rc, const char *detail);
+/* Runs step through c on the calling thread: its result.  x stays the
+ * caller's. */
+int zkl__call_blocking(zkl__call_t *x, zkl__contender_t *c, zkl__step_fn step);
+/* Starts step through c on the engine: 0 (the completion will come), or
+ * an error and x has been released. */
+int zkl__call_async(zkl__call_t *x, zkl__contender_t *c, zkl__step_fn step);
+
 /* Creates our node and waits until granted, the absolute monotonic
  * deadline (ZKL__TRY: no wait, ZKL__FOREVER), a cancel newer than
  * cancel_seen, or session loss.  On any failure no node is left. */

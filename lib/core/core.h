@@ -349,6 +349,18 @@ int zkl__zk_get_wait(zkl__zcall_t *k, int64_t deadline, char **value,
 zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch);
 int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
+/* Sends the creates of path's missing ancestors (CONTAINER nodes, each
+ * its own request: one that exists fails alone); a request sent after
+ * them is applied after them.  The records (*n), or NULL without memory;
+ * zkl__zk_parents_end() takes their answers (ignored) and frees them, once
+ * a later request's answer is in. */
+zkl__zcall_t **zkl__zk_parents_send(zkl_session_t *s, const char *path,
+                                     size_t *n);
+void zkl__zk_parents_end(zkl__zcall_t **zs, size_t n);
+/* setData of that version (-1: any); the wait gives the node's new stat */
+zkl__zcall_t *zkl__zk_set_send(zkl_session_t *s, const char *path,
+                               const char *data, int len, int version);
+int zkl__zk_set_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st);
 zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path);
 /* A delete of that version only (ZBADVERSION otherwise). */
 zkl__zcall_t *zkl__zk_delete_version_send(zkl_session_t *s, const char *path,
@@ -378,12 +390,13 @@ int zkl__zk_release(zkl_session_t *s, int64_t deadline, const char *node);
  * and flags as given), deletes and version checks, applied all or none.
  * The ops and what they point to need live only during the send. */
 typedef struct zkl__mop {
-  int type;         /* ZOO_CREATE_OP, ZOO_DELETE_OP or ZOO_CHECK_OP   */
+  int type;         /* ZOO_CREATE_OP, ZOO_DELETE_OP, ZOO_SETDATA_OP or
+                       ZOO_CHECK_OP                                    */
   const char *path;
-  const char *data; /* create: the data, len bytes                     */
+  const char *data; /* create, setData: the data, len bytes            */
   int len;
   int flags;        /* create: ZOO_SEQUENCE, ZOO_EPHEMERAL...          */
-  int version;      /* delete, check: -1 any                           */
+  int version;      /* delete, setData, check: -1 any                  */
 } zkl__mop_t;
 zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *ops,
                                  int n);
@@ -394,6 +407,10 @@ zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *ops,
  * multi's code: the failing op is the last not marked so. */
 int zkl__zk_multi_wait(zkl__zcall_t *k, int64_t deadline, int *errs,
                        char **made);
+/* The same; when the multi was applied, stats[i] (n entries) is the stat
+ * a setData op left (the others' are zero). */
+int zkl__zk_multi_wait_stat(zkl__zcall_t *k, int64_t deadline, int *errs,
+                            char **made, struct Stat *stats);
 /* ZooKeeper's `sync`: afterwards this client's reads see everything the
  * leader had committed when it was sent, even on a lagging follower. */
 int zkl__zk_sync(zkl_session_t *s, int64_t deadline, const char *path);
@@ -406,8 +423,9 @@ void zkl__zk_unwatch(zkl_session_t *s, const char *path, int type);
 /* Hands the deletion of `node` (or, with node NULL, of every child of root
  * whose name starts with prefix) to the janitor, which does it on the
  * session's thread once the connection is back; dropped if the session is
- * lost (the nodes go with it).  Only queues and signals, so it may be
- * called from a ZooKeeper completion.  0 or ZKL_ENOMEM. */
+ * lost (the nodes go with it).  prefix may be NULL when node is given.
+ * Only queues and signals, so it may be called from a ZooKeeper
+ * completion.  0 or ZKL_ENOMEM. */
 int zkl__janitor_add(zkl_session_t *s, const char *root, const char *prefix,
                      const char *node);
 /* The same for one node that is to go only while it is an ephemeral node

@@ -136,7 +136,7 @@ static int add_chore(zkl_session_t *s, const char *root, const char *prefix,
   c->task.drop = chore_free;
   c->tagged = tagged;
   c->root = strdup(root);
-  c->prefix = strdup(prefix);
+  c->prefix = strdup(prefix != NULL ? prefix : ""); /* none for a node */
   c->node = node != NULL ? strdup(node) : NULL;
   if (c->root == NULL || c->prefix == NULL || (node != NULL && !c->node)) {
     chore_free(&c->task);

@@ -36,6 +36,7 @@ struct zcall {
    * (the answer may come after its waiter gave up) */
   zoo_op_result_t *mres;
   char *mbuf;
+  struct Stat *mstat; /* each op's; a setData's written by the client */
   int mcount;
   void (*notify)(void *); /* an operation on the engine waits for it */
   void *notify_arg;
@@ -44,6 +45,7 @@ struct zcall {
 static void zcall_free(struct zcall *k) {
   free(k->mres);
   free(k->mbuf);
+  free(k->mstat);
   zkl__zk_children_free(&k->kids);
   free(k->value);
   pthread_cond_destroy(&k->cv);
@@ -270,6 +272,44 @@ int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st) {
   return zrc;
 }
 
+zkl__zcall_t *zkl__zk_set_send(zkl_session_t *s, const char *path,
+                               const char *data, int len, int version) {
+  ZCALL_SEND(s, k, zh, zoo_aset(zh, path, data, len, version, stat_done, k));
+}
+
+int zkl__zk_set_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st) {
+  return zkl__zk_exists_wait(k, deadline, st);
+}
+
+zkl__zcall_t **zkl__zk_parents_send(zkl_session_t *s, const char *path,
+                                     size_t *n) {
+  size_t len = strlen(path), parts = 1;
+  for (size_t i = 1; i < len; i++) parts += path[i] == '/';
+  zkl__zcall_t **zs = calloc(parts, sizeof *zs);
+  char *p = malloc(len + 1);
+  if (zs == NULL || p == NULL) {
+    free(p);
+    free(zs);
+    return NULL;
+  }
+  *n = 0;
+  for (size_t i = 1; i < len; i++)
+    if (path[i] == '/') {
+      memcpy(p, path, i);
+      p[i] = '\0';
+      zs[(*n)++] = zkl__zk_create_send(s, p, "", 0, ZOO_CONTAINER);
+    }
+  free(p);
+  return zs;
+}
+
+void zkl__zk_parents_end(zkl__zcall_t **zs, size_t n) {
+  if (zs == NULL) return;
+  for (size_t i = 0; i < n; i++)
+    zkl__zk_create_wait(zs[i], ZKL__TRY, NULL, NULL);
+  free(zs);
+}
+
 int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
                    int watch, struct Stat *st) {
   return zkl__zk_exists_wait(zkl__zk_exists_send(s, path, watch), deadline,
@@ -395,10 +435,12 @@ zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *mops,
   if (k == NULL) return NULL;
   zoo_op_t *ops = calloc((size_t)n, sizeof *ops);
   k->mres = calloc((size_t)n, sizeof *k->mres);
+  k->mstat = calloc((size_t)n, sizeof *k->mstat);
   int creates = 0;
   for (int i = 0; i < n; i++) creates += mops[i].type == ZOO_CREATE_OP;
   k->mbuf = creates > 0 ? calloc((size_t)creates, MADE_MAX) : NULL;
-  if (ops == NULL || k->mres == NULL || (creates > 0 && k->mbuf == NULL)) {
+  if (ops == NULL || k->mres == NULL || k->mstat == NULL ||
+      (creates > 0 && k->mbuf == NULL)) {
     free(ops);
     zcall_free(k);
     return NULL;
@@ -413,6 +455,9 @@ zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *mops,
       c++;
     } else if (m->type == ZOO_DELETE_OP) {
       zoo_delete_op_init(&ops[i], m->path, m->version);
+    } else if (m->type == ZOO_SETDATA_OP) {
+      zoo_set_op_init(&ops[i], m->path, m->data, m->len, m->version,
+                      &k->mstat[i]);
     } else {
       zoo_check_op_init(&ops[i], m->path, m->version);
     }
@@ -427,8 +472,15 @@ zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *mops,
 
 int zkl__zk_multi_wait(zkl__zcall_t *k, int64_t deadline, int *errs,
                        char **made) {
+  return zkl__zk_multi_wait_stat(k, deadline, errs, made, NULL);
+}
+
+int zkl__zk_multi_wait_stat(zkl__zcall_t *k, int64_t deadline, int *errs,
+                            char **made, struct Stat *stats) {
   if (k == NULL) return ZSYSTEMERROR;
   int zrc = zcall_wait(k, deadline);
+  if (zrc == ZOK && stats != NULL)
+    memcpy(stats, k->mstat, (size_t)k->mcount * sizeof *stats);
   if (zrc != ZKL__ZTIMEDOUT) {
     for (int i = 0; i < k->mcount; i++) {
       if (errs != NULL)

@@ -56,7 +56,8 @@ static int ref_cmp(const void *a, const void *b) {
 /* ---- the object ------------------------------------------------------------ */
 
 struct zkl_queue {
-  zkl__owner_t own; /* one call at a time; the cancel generation */
+  zkl__calls_t calls; /* one call at a time (calls.own.mu guards the
+                         claims too); the cancel generation */
   zkl_session_t *s;
   int format, priority;
   size_t max_items;
@@ -86,7 +87,6 @@ struct zkl_queue {
   /* markers of confirmed puts, deleted by the next put */
   char *stale[STALE_MAX];
   int n_stale;
-  int async_pending; /* an async call's completion is not dispatched */
   /* items this session may not read (their ACL): left out of listings so
    * that they do not block the queue; the oldest forgotten past UNREAD_MAX */
   char unread[UNREAD_MAX][NAME_MAX_LEN + 1];
@@ -227,16 +227,12 @@ enum { Q_PUT, Q_TAKE, Q_PEEK, Q_SIZE, Q_REMOVE, Q_CLAIM, Q_ACK, Q_NACK,
        Q_LIST };
 
 typedef struct qcall {
-  zkl__done_t d;        /* first: the completion queue's record (async) */
+  zkl__call_t call;     /* first: the call base (call.c)                */
   zkl_queue_t *q;       /* NULL once the object is destroyed (orphan)   */
-  zkl_queue_t *obj;     /* what the callback is given (identifies it)   */
   int kind;
   pt_t pt, pt_sub, pt_list, pt_put;
-  int64_t deadline;     /* the caller's (ZKL__TRY, ZKL__FOREVER)        */
-  int64_t dl;           /* each request's: the deadline, or none (try)  */
   int rc, zrc, zrc2, tries, err;
   char *noauth;         /* an unreadable item met: the detail to tell    */
-  char *detail;
   zkl__zcall_t *k, *k2;
   unsigned epoch;
   /* put */
@@ -266,10 +262,7 @@ typedef struct qcall {
   size_t size;
   char name[NAME_MAX_LEN + 1];
   int where;            /* nack: ZKL_QUEUE_HEAD or ZKL_QUEUE_TAIL */
-  /* async */
-  zkl_done_fn dcb;
-  zkl_items_fn icb;
-  void *arg;
+  zkl_items_fn icb;      /* async take, claim: the items' callback      */
 } qcall_t;
 
 /* Waits for k's answer (or the call's request deadline): the answer's
@@ -277,8 +270,8 @@ typedef struct qcall {
 #define Q_AWAIT(o, pt, x, k)                                          \
   do {                                                                \
     zkl__op_notify((o), (k));                                         \
-    PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (x)->dl,  \
-             (x)->dl);                                                \
+    PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (x)->call.dl,  \
+             (x)->call.dl);                                                \
   } while (0)
 
 static int not_connected(qcall_t *x, int rc) {
@@ -287,7 +280,7 @@ static int not_connected(qcall_t *x, int rc) {
       x->kind == Q_LIST || x->kind == Q_ACK || x->kind == Q_NACK)
     return zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper within a "
                      "session timeout");
-  return x->deadline == ZKL__TRY
+  return x->call.deadline == ZKL__TRY
              ? zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper")
              : zkl__fail(ZKL_ETIMEDOUT, "not connected to ZooKeeper before "
                          "the deadline");
@@ -308,7 +301,7 @@ static int list_step(zkl__op_t *o, qcall_t *x, int watch) {
   Q_AWAIT(o, pt, x, x->k);
   {
     struct String_vector kids = {0, NULL}, tkids = {0, NULL};
-    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->dl, &tkids)
+    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->call.dl, &tkids)
                             : ZOK;
     x->k2 = NULL;
     x->zrc = zkl__zk_children_wait(x->k, ZKL__TRY, &kids);
@@ -693,7 +686,7 @@ static int take_some(zkl__op_t *o, qcall_t *x) {
 /* Records a claim of ours: 0 or ZKL_ENOMEM. */
 static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid,
                       int64_t owner) {
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   int rc = 0;
   /* one record per item: an older claim of the same item is gone, since
    * this one could be made */
@@ -715,27 +708,27 @@ static int claim_keep(zkl_queue_t *q, const char *name, int64_t czxid,
     c->sid = owner; /* the node's: not the session we are on by now */
     c->doubt = 0;
   }
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   return rc;
 }
 
 /* A settlement of the claim on `name` ended without knowing whether it
  * was applied: the next one must find out. */
 static void claim_doubt(zkl_queue_t *q, const char *name) {
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   ptrdiff_t i = claim_find(q, name);
   if (i >= 0) q->claims[i].doubt = 1;
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
 }
 
 /* Forgets our claim on `name`, the one of that czxid (0: whichever): an
  * older claim's settlement must not forget a newer claim of the item. */
 static void claim_forget_of(zkl_queue_t *q, const char *name, int64_t czxid) {
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   ptrdiff_t i = claim_find(q, name);
   if (i >= 0 && (czxid == 0 || q->claims[i].czxid == czxid))
     q->claims[i] = q->claims[--q->n_claims];
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
 }
 
 /* Gives a claim node of ours back (its item is gone): deleted now, or by
@@ -912,18 +905,18 @@ static int settle_step(zkl__op_t *o, void *ctx) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   {
     ptrdiff_t i = claim_find(q, x->name);
     x->czxid = i >= 0 ? q->claims[i].czxid : 0;
     x->sid = i >= 0 ? q->claims[i].sid : 0;
     x->resent = i >= 0 && q->claims[i].doubt; /* an earlier call's */
   }
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   if (x->czxid == 0) {
-    pthread_mutex_lock(&q->own.mu);
+    pthread_mutex_lock(&q->calls.own.mu);
     int was = claim_was(q, x->name, (int64_t)x->itoken);
-    pthread_mutex_unlock(&q->own.mu);
+    pthread_mutex_unlock(&q->calls.own.mu);
     PT_RETURN(pt, was ? zkl__fail(ZKL_ELOST, "this claim of %s is gone: "
                                   "the object claimed the item again since",
                                   x->name)
@@ -939,9 +932,9 @@ static int settle_step(zkl__op_t *o, void *ctx) {
   /* the deadline bounds the wait for a connection; a request sent is
    * waited for until answered (the client answers every one): a late
    * answer must not pass for a failure */
-  x->dl = ZKL__FOREVER;
+  x->call.dl = ZKL__FOREVER;
   for (x->tries = 0; x->tries < 8; x->tries++) {
-    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
     if (x->rc != 0) {
       if (x->resent) claim_doubt(q, x->name); /* told the next call */
       PT_RETURN(pt, x->resent
@@ -1084,10 +1077,10 @@ static int settle_step(zkl__op_t *o, void *ctx) {
 
 /* A claim of ours by the rule of every grant: 0, ZKL_ESUSPENDED, ZKL_ELOST. */
 static int claim_health_now(zkl_queue_t *q, const char *name) {
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   ptrdiff_t i = claim_find(q, name);
   int64_t sid = i >= 0 ? q->claims[i].sid : 0;
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   if (i < 0 || sid != zkl_session_id(q->s)) return ZKL_ELOST;
   return zkl__session_health(q->s);
 }
@@ -1103,10 +1096,10 @@ static void claim_drop(zkl_queue_t *q, qcall_t *x) {
 /* The claim x made is not to be reported and may still be there: given
  * up (the janitor deletes it once connected, while its session lives). */
 static void claim_give_up(zkl_queue_t *q, qcall_t *x) {
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   ptrdiff_t i = claim_find(q, x->name);
   int ours = i >= 0 && q->claims[i].sid == zkl_session_id(q->s);
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   if (ours) {
     char cpath[CHILD_MAX];
     claim_path(q, x->name, cpath);
@@ -1132,7 +1125,7 @@ static int take_step(zkl__op_t *o, void *ctx) {
       zkl__contend_forsake(&q->line);
       x->in_line = 0;
     }
-    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
     if (x->rc != 0) {
       x->rc = not_connected(x, x->rc);
       break;
@@ -1148,7 +1141,7 @@ static int take_step(zkl__op_t *o, void *ctx) {
       if (x->rc != 0) break;
     }
     while (x->got < x->want && q->next < q->n && x->rc == 0 &&
-           zkl__now_ns() < x->dl) {
+           zkl__now_ns() < x->call.dl) {
       x->retake = x->stop = 0;
       /* more than one item to take: the batch's way (one transaction) */
       if (x->kind == Q_CLAIM)
@@ -1172,11 +1165,11 @@ static int take_step(zkl__op_t *o, void *ctx) {
       q->listed = 0;
       continue;
     }
-    if (zkl__now_ns() >= x->dl) {
+    if (zkl__now_ns() >= x->call.dl) {
       x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
       break;
     }
-    if (x->deadline == ZKL__TRY) {
+    if (x->call.deadline == ZKL__TRY) {
       x->rc = zkl__fail(ZKL_EEMPTY, "%s is empty", q->root);
       break;
     }
@@ -1198,7 +1191,7 @@ static int take_step(zkl__op_t *o, void *ctx) {
       if (x->rc != 0) break;
       continue;
     }
-    PT_CALL(pt, x->zrc, zkl__op_await(o, x->epoch, x->deadline));
+    PT_CALL(pt, x->zrc, zkl__op_await(o, x->epoch, x->call.deadline));
     if (x->zrc == 1) q->listed = 0; /* the children changed */
     else if (x->zrc == ZKL_ETIMEDOUT) {
       x->rc = zkl__fail(ZKL_ETIMEDOUT, "nothing came to %s in time", q->root);
@@ -1234,13 +1227,13 @@ static int list_all_step(zkl__op_t *o, void *ctx) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   x->k2 = q->taken != NULL ? zkl__zk_children_send(q->s, q->taken, 0) : NULL;
   x->k = zkl__zk_children_send(q->s, q->items, 0);
   Q_AWAIT(o, pt, x, x->k);
   {
-    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->dl, &x->tkids)
+    int trc = x->k2 != NULL ? zkl__zk_children_wait(x->k2, x->call.dl, &x->tkids)
                             : ZOK;
     x->k2 = NULL;
     x->zrc = zkl__zk_children_wait(x->k, ZKL__TRY, &x->kids);
@@ -1275,7 +1268,7 @@ static int list_all_step(zkl__op_t *o, void *ctx) {
       char *data = NULL;
       int len = 0;
       struct Stat st;
-      int g = zkl__zk_get_wait(x->kg[i], x->dl, &data, &len, &st);
+      int g = zkl__zk_get_wait(x->kg[i], x->call.dl, &data, &len, &st);
       x->kg[i] = NULL;
       if (g == ZOK || g == ZNOAUTH) { /* unreadable: listed, data NULL */
         const char *name = x->refs[x->from + i].name;
@@ -1309,7 +1302,7 @@ static int peek_step(zkl__op_t *o, void *ctx) {
   PT_BEGIN(pt);
   x->items = calloc(1, sizeof *x->items);
   if (x->items == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   for (x->tries = 0; x->tries < 8; x->tries++) {
     PT_CALL(pt, x->rc, list_step(o, x, 0));
@@ -1349,7 +1342,7 @@ static int size_step(zkl__op_t *o, void *ctx) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   x->k = zkl__zk_exists_send(q->s, q->items, 0);
   Q_AWAIT(o, pt, x, x->k);
@@ -1372,7 +1365,7 @@ static int remove_step(zkl__op_t *o, void *ctx) {
   zkl_queue_t *q = x->q;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   {
     char path[CHILD_MAX];
@@ -1429,7 +1422,7 @@ static int ensure_step(zkl__op_t *o, qcall_t *x) {
   Q_AWAIT(o, pt, x, x->ks[x->nks - 1]);
   x->zrc = ZOK;
   for (size_t i = 0; i < x->nks; i++) {
-    int zrc = zkl__zk_create_wait(x->ks[i], x->dl, NULL, NULL);
+    int zrc = zkl__zk_create_wait(x->ks[i], x->call.dl, NULL, NULL);
     if (zrc != ZOK && zrc != ZNODEEXISTS && x->zrc == ZOK) x->zrc = zrc;
   }
   free(x->ks);
@@ -1511,12 +1504,12 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
                                                     : 0;
     }
     if (x->zrc != ZOK && x->zrc != ZNONODE) { /* connection: wait for it */
-      PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+      PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
       if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
       continue;
     }
     if (x->size < q->soft_max) PT_RETURN(pt, 0);
-    if (x->deadline == ZKL__TRY)
+    if (x->call.deadline == ZKL__TRY)
       PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s holds %zu items: the soft "
                               "bound is %zu", q->root, x->size, q->soft_max));
     if (!x->in_line) {
@@ -1535,13 +1528,13 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
     zkl__session_unlock(q->s);
     {
       int64_t next = zkl__now_ns() + ROOM_POLL_NS;
-      x->until = x->deadline < next ? x->deadline : next;
+      x->until = x->call.deadline < next ? x->call.deadline : next;
     }
     PT_CALL(pt, x->zrc, zkl__op_await(o, x->epoch, x->until));
     if (x->zrc == ZKL_ECANCELED)
       PT_RETURN(pt, zkl__fail(ZKL_ECANCELED, "the put to %s was canceled",
                               q->root));
-    if (x->zrc == ZKL_ETIMEDOUT && zkl__now_ns() >= x->deadline)
+    if (x->zrc == ZKL_ETIMEDOUT && zkl__now_ns() >= x->call.deadline)
       PT_RETURN(pt, zkl__fail(ZKL_EFULL, "%s stayed full (%zu items, soft "
                               "bound %zu) until the deadline", q->root,
                               x->size, q->soft_max));
@@ -1550,7 +1543,7 @@ static int room_step(zkl__op_t *o, qcall_t *x) {
       zkl__contend_forsake(&q->pline); /* went with its session */
       x->in_line = 0;
     }
-    PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+    PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
     if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   }
   PT_END(pt);
@@ -1563,7 +1556,7 @@ static int put_step(zkl__op_t *o, void *ctx) {
   qcall_t *x = ctx;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  PT_CALL(pt, x->rc, zkl__op_connected(o, x->deadline));
+  PT_CALL(pt, x->rc, zkl__op_connected(o, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   if (x->q->soft_max > 0) PT_CALL(pt, x->rc, room_step(o, x));
   if (x->rc == 0) PT_CALL(pt, x->rc, put_body(o, x));
@@ -1611,7 +1604,7 @@ static int put_body(zkl__op_t *o, qcall_t *x) {
   }
   /* once sent, a put waits for its outcome, not for the caller's deadline:
    * the client answers every request, with a connection loss at worst */
-  x->dl = ZKL__FOREVER;
+  x->call.dl = ZKL__FOREVER;
   x->sid = zkl_session_id(q->s);
   for (x->tries = 0; x->tries < PUT_TRIES; x->tries++) {
     x->rc = put_send(x);
@@ -1716,20 +1709,26 @@ static zkl__contender_t *contender_of(zkl_queue_t *q, int kind) {
   return kind == Q_PUT ? &q->pline : &q->line;
 }
 
+static void qcall_free(qcall_t *x);
+static void qcall_release(zkl__call_t *c) { qcall_free((qcall_t *)c); }
+static void qcall_deliver(zkl__call_t *c);
+static void qcall_check(zkl__call_t *c);
+static const char *qcall_orphaned(zkl__call_t *c);
+
 static qcall_t *qcall_new(zkl_queue_t *q, int kind, int64_t timeout_ms) {
   qcall_t *x = calloc(1, sizeof *x);
   if (x == NULL) {
     zkl__fail(ZKL_ENOMEM, "no memory for a queue call");
     return NULL;
   }
-  x->q = q;
-  x->obj = q;
-  x->kind = kind;
-  x->d.owner = q;
   /* peek, size and remove wait for a connection up to a session timeout */
-  x->deadline = timeout_ms == 0 ? ZKL__TRY
-                                : zkl__deadline_after_ms(timeout_ms);
-  x->dl = x->deadline == ZKL__TRY ? ZKL__FOREVER : x->deadline;
+  zkl__call_init(&x->call, &q->calls, q, timeout_ms);
+  x->call.release = qcall_release;
+  x->call.deliver = qcall_deliver;
+  x->call.check = qcall_check;
+  x->call.orphaned = qcall_orphaned;
+  x->q = q;
+  x->kind = kind;
   return x;
 }
 
@@ -1742,7 +1741,7 @@ static void qcall_free(qcall_t *x) {
   if (x->items != NULL) zkl_items_free(x->items, x->got);
   free(x->copy);
   free(x->bufs);
-  free(x->detail);
+  free(x->call.detail);
   free(x->noauth);
   free(x);
 }
@@ -1754,132 +1753,54 @@ static int null_queue(void) {
 /* A blocking call: the object claimed for the calling thread (another
  * thread's call is waited for until the deadline), the step run here. */
 static int run_blocking(zkl_queue_t *q, qcall_t *x) {
-  unsigned cancel_seen;
-  int rc = zkl__owner_enter(&q->own, &cancel_seen);
-  if (rc != 0) return zkl__fail(rc, "the queue is being destroyed");
-  pthread_mutex_lock(&q->own.mu);
-  rc = zkl__owner_claim(&q->own, x->deadline, cancel_seen);
-  pthread_mutex_unlock(&q->own.mu);
-  if (rc == ZKL_EBUSY)
-    rc = zkl__fail(rc, "another call of this queue object is underway");
-  else if (rc != 0)
-    rc = zkl__fail(rc, rc == ZKL_ETIMEDOUT ? "another call of this queue "
-                       "object lasted past the deadline"
-                                           : "canceled");
-  if (rc == 0) {
-    rc = zkl__op_run(contender_of(q, x->kind), step_of(x->kind), x,
-                     x->deadline, cancel_seen);
-    pthread_mutex_lock(&q->own.mu);
-    zkl__owner_free(&q->own);
-    pthread_mutex_unlock(&q->own.mu);
-  }
-  zkl__owner_leave(&q->own);
-  return rc;
+  return zkl__call_blocking(&x->call, contender_of(q, x->kind),
+                            step_of(x->kind));
 }
 
 /* ---- async calls: one per object at a time, lasting until dispatched ---- */
 
-static void qcall_run(zkl__done_t *d, int deliver) {
-  qcall_t *x = (qcall_t *)d;
-  zkl_queue_t *q = x->q;
-  if (q != NULL) {
-    pthread_mutex_lock(&q->own.mu);
-    q->async_pending = 0;
-    zkl__owner_free(&q->own);
-    pthread_mutex_unlock(&q->own.mu);
+static void qcall_deliver(zkl__call_t *c) {
+  qcall_t *x = (qcall_t *)c;
+  if (x->icb != NULL) {
+    zkl_item_t *items = c->rc == 0 ? x->items : NULL;
+    size_t n = c->rc == 0 ? x->got : 0;
+    if (c->rc == 0) x->items = NULL; /* the callback's now */
+    x->icb(c->obj, c->rc, items, n, c->arg);
+  } else {
+    c->cb(c->obj, c->rc, 0, c->arg);
   }
-  if (deliver) {
-    if (x->detail != NULL) zkl__fail(x->rc, "%s", x->detail);
-    else zkl__clear_error();
-    if (x->icb != NULL) {
-      zkl_item_t *items = x->rc == 0 ? x->items : NULL;
-      size_t n = x->rc == 0 ? x->got : 0;
-      if (x->rc == 0) x->items = NULL; /* the callback's now */
-      x->icb(x->obj, x->rc, items, n, x->arg);
-    } else {
-      x->dcb(x->obj, x->rc, 0, x->arg);
-    }
-  }
-  qcall_free(x);
 }
 
 /* At dispatch: a claim is reported only while it holds (the loop may have
  * been slow, or the process paused, since the engine made it); one in
  * doubt or lost by then is given up and reported as ZKL_ESUSPENDED or
  * ZKL_ELOST. */
-static void qcall_check(zkl__done_t *d) {
-  qcall_t *x = (qcall_t *)d;
+static void qcall_check(zkl__call_t *c) {
+  qcall_t *x = (qcall_t *)c;
   zkl_queue_t *q = x->q;
-  if (q == NULL || x->kind != Q_CLAIM || x->rc != 0 || x->got == 0) return;
+  if (x->kind != Q_CLAIM || c->rc != 0 || x->got == 0) return;
   int h = claim_health_now(q, x->name);
   if (h == 0) return;
   claim_give_up(q, x);
-  x->rc = h;
-  free(x->detail);
-  x->detail = strdup(h == ZKL_ELOST
-                         ? "claimed, but the session was lost before the "
-                           "completion was dispatched"
-                         : "claimed, but the connection went down before the "
-                           "completion was dispatched: the claim is given up");
+  zkl__call_report(c, h, h == ZKL_ELOST
+                             ? "claimed, but the session was lost before the "
+                               "completion was dispatched"
+                             : "claimed, but the connection went down before "
+                               "the completion was dispatched: the claim is "
+                               "given up");
 }
 
-static void qcall_orphan(zkl__done_t *d) {
-  qcall_t *x = (qcall_t *)d;
+static const char *qcall_orphaned(zkl__call_t *c) {
+  qcall_t *x = (qcall_t *)c;
   x->q = NULL;
-  free(x->detail);
-  x->detail = strdup(x->rc == 0 && x->kind == Q_TAKE
-                         ? "the queue object was destroyed before the "
-                           "completion was dispatched: its items are lost"
-                         : "the queue object was destroyed before the "
-                           "completion was dispatched");
-  x->rc = ZKL_ECANCELED;
-}
-
-/* The operation ended, on the engine. */
-static void qcall_done(int rc, const char *detail, void *arg) {
-  qcall_t *x = arg;
-  zkl_queue_t *q = x->q;
-  x->rc = rc;
-  x->detail = detail != NULL && detail[0] != '\0' ? strdup(detail) : NULL;
-  pthread_mutex_lock(&q->own.mu);
-  if (q->own.dying) qcall_orphan(&x->d);
-  pthread_mutex_unlock(&q->own.mu);
-  zkl__dispatch_post(zkl__session_dispatch_queue(q->s), &x->d);
-  zkl__owner_leave(&q->own);
+  return c->rc == 0 && x->kind == Q_TAKE
+             ? "the queue object was destroyed before the completion was "
+               "dispatched: its items are lost"
+             : NULL;
 }
 
 static int run_async(zkl_queue_t *q, qcall_t *x) {
-  x->d.run = qcall_run;
-  x->d.check = qcall_check;
-  x->d.orphan = qcall_orphan;
-  unsigned cancel_seen;
-  int rc = zkl__owner_enter(&q->own, &cancel_seen);
-  if (rc != 0) {
-    qcall_free(x);
-    return zkl__fail(rc, "the queue is being destroyed");
-  }
-  pthread_mutex_lock(&q->own.mu);
-  if (q->own.busy) {
-    pthread_mutex_unlock(&q->own.mu);
-    zkl__owner_leave(&q->own);
-    qcall_free(x);
-    return zkl__fail(ZKL_EBUSY, "a call of this queue object is underway");
-  }
-  q->own.busy = 1;
-  q->own.async = 1;
-  q->async_pending = 1;
-  pthread_mutex_unlock(&q->own.mu);
-  rc = zkl__op_start(contender_of(q, x->kind), step_of(x->kind), x,
-                     x->deadline, cancel_seen, qcall_done, x);
-  if (rc != 0) {
-    pthread_mutex_lock(&q->own.mu);
-    q->async_pending = 0;
-    zkl__owner_free(&q->own);
-    pthread_mutex_unlock(&q->own.mu);
-    zkl__owner_leave(&q->own);
-    qcall_free(x);
-  }
-  return rc;
+  return zkl__call_async(&x->call, contender_of(q, x->kind), step_of(x->kind));
 }
 
 /* ---- the public calls ---------------------------------------------------------- */
@@ -1954,19 +1875,19 @@ int zkl_queue_create(zkl_queue_t **out, zkl_session_t *s, const char *path,
              : q->format == ZKL_QUEUE_KAZOO ? "wait-kazoo"
                                             : "wait-locking");
     snprintf(full, sl, "%s%s/full", path, SIDE_SUFFIX);
-    rc = zkl__owner_init(&q->own);
+    rc = zkl__calls_init(&q->calls, s, "queue");
     if (rc == 0) {
       rc = zkl__contender_init(&q->line, s, &zkl__driver_mutex, wait, NULL, 0,
-                               &q->own.cancel_gen);
+                               &q->calls.own.cancel_gen);
       if (rc == 0) {
         rc = zkl__contender_init(&q->pline, s, &zkl__driver_mutex, full, NULL,
-                                 0, &q->own.cancel_gen);
+                                 0, &q->calls.own.cancel_gen);
         if (rc != 0) zkl__contender_fini(&q->line);
       }
       /* the lines are zkl's own: names a joiner can compute, so that one
        * joins a long line without listing it (contend.h) */
       q->line.tagged = q->pline.tagged = 1;
-      if (rc != 0) zkl__owner_fini(&q->own);
+      if (rc != 0) zkl__calls_fini(&q->calls);
     }
   }
   free(wait);
@@ -1989,8 +1910,7 @@ static void kick(void *arg) { zkl_queue_cancel(arg); }
 
 void zkl_queue_destroy(zkl_queue_t *q) {
   if (q == NULL) return;
-  zkl__owner_drain(&q->own, kick, q);
-  zkl__dispatch_orphan(zkl__session_dispatch_queue(q->s), q);
+  zkl__calls_drain(&q->calls, kick, q);
   for (int i = 0; i < q->n_stale; i++) {
     zkl__janitor_add_owned(q->s, q->stale[i], NULL, 0);
     free(q->stale[i]);
@@ -2005,7 +1925,7 @@ void zkl_queue_destroy(zkl_queue_t *q) {
   listing_clear(q);
   zkl__contender_fini(&q->line);
   zkl__contender_fini(&q->pline);
-  zkl__owner_fini(&q->own);
+  zkl__calls_fini(&q->calls);
   free(q->items);
   free(q->taken);
   free(q->root);
@@ -2017,7 +1937,7 @@ void zkl_queue_destroy(zkl_queue_t *q) {
 int zkl_queue_cancel(zkl_queue_t *q) {
   zkl__clear_error();
   if (q == NULL) return null_queue();
-  zkl__owner_cancel(&q->own);
+  zkl__owner_cancel(&q->calls.own);
   zkl__contend_cancel(&q->line);
   zkl__contend_cancel(&q->pline);
   return 0;
@@ -2092,8 +2012,8 @@ int zkl_queue_put_batch_async(zkl_queue_t *q, const zkl_buf_t *items,
   qcall_t *x;
   int rc = put_args(q, items, n, 1, &x, timeout_ms);
   if (rc != 0) return rc;
-  x->dcb = cb;
-  x->arg = arg;
+  x->call.cb = cb;
+  x->call.arg = arg;
   return run_async(q, x);
 }
 
@@ -2160,7 +2080,7 @@ int zkl_queue_take_async(zkl_queue_t *q, size_t max, int64_t timeout_ms,
   int rc = take_args(q, max, timeout_ms, &x);
   if (rc != 0) return rc;
   x->icb = cb;
-  x->arg = arg;
+  x->call.arg = arg;
   return run_async(q, x);
 }
 
@@ -2273,7 +2193,7 @@ int zkl_queue_claim_async(zkl_queue_t *q, int64_t timeout_ms,
   if (x == NULL) return ZKL_ENOMEM;
   x->want = 1;
   x->icb = cb;
-  x->arg = arg;
+  x->call.arg = arg;
   return run_async(q, x);
 }
 
@@ -2289,12 +2209,12 @@ static int settle_args(zkl_queue_t *q, const zkl_item_t *item, int kind,
   if (kind == Q_NACK && where == ZKL_QUEUE_TAIL &&
       (item->len > ZKL_QUEUE_MAX_BYTES || (item->data == NULL && item->len)))
     return zkl__fail(ZKL_EINVAL, "the item's data cannot be put again");
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   int named = q->taken != NULL &&
               strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN;
   int mine = named && (claim_find(q, item->name) >= 0 ||
                        claim_was(q, item->name, (int64_t)item->token));
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   if (!mine)
     return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
                      NAME_MAX_LEN, item->name);
@@ -2345,8 +2265,8 @@ static int settle_async(zkl_queue_t *q, const zkl_item_t *item, int kind,
   qcall_t *x;
   int rc = settle_args(q, item, kind, where, &x);
   if (rc != 0) return rc;
-  x->dcb = cb;
-  x->arg = arg;
+  x->call.cb = cb;
+  x->call.arg = arg;
   return run_async(q, x);
 }
 
@@ -2364,12 +2284,12 @@ int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item) {
   zkl__clear_error();
   if (q == NULL || item == NULL)
     return zkl__fail(ZKL_EINVAL, "queue or item is NULL");
-  pthread_mutex_lock(&q->own.mu);
+  pthread_mutex_lock(&q->calls.own.mu);
   ptrdiff_t i = strnlen(item->name, sizeof item->name) <= NAME_MAX_LEN
                     ? claim_find(q, item->name) : -1;
   int64_t sid = i >= 0 ? q->claims[i].sid : 0;
   int stale = i >= 0 && (uint64_t)q->claims[i].czxid != item->token;
-  pthread_mutex_unlock(&q->own.mu);
+  pthread_mutex_unlock(&q->calls.own.mu);
   if (i < 0)
     return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
                      NAME_MAX_LEN, item->name);

@@ -15,7 +15,7 @@ ok "zkl.1 formats without warnings"
 
 # The page as plain text, words only.
 groff -man -Tutf8 -P-cbou "$page" 2>/dev/null | tr -s ' \n' ' ' >"$W/page.txt"
-for c in "" lock elect status queue; do
+for c in "" lock elect status queue counter barrier sem; do
     # shellcheck disable=SC2086  # "" is no command
     zkl $c --help
 done >"$W/help.txt"

@@ -1,6 +1,8 @@
 /* tests/cli/unit.c - the zkl tool's pure logic, no server: the command
- * line (cli/opts.c) with the names of the queue formats, and the escapes
- * of node data (cli/text.c).  Which children are a queue's items, and
+ * line (cli/opts.c) with the names of the queue and counter formats, the
+ * strict numbers of `zkl counter`, the options of `zkl barrier` and of
+ * `zkl sem`, and the escapes of node data
+ * (cli/text.c).  Which children are a queue's items, and
  * their order, is the library's (zkl_queue_list()), tested there.
  *
  * Exit status 0 when every test passed.  Check's variables apply
@@ -32,6 +34,16 @@ static int parse_env(cli_opts_t *o, const char *env, const char *const *args) {
 
 #define PARSE(o, ...) parse_env((o), NULL, (const char *const[]){__VA_ARGS__, NULL})
 
+/* o->cmd is these words (and nothing after them). */
+static void assert_cmd(const cli_opts_t *o, const char *const *want) {
+  ck_assert_ptr_nonnull(o->cmd);
+  size_t i = 0;
+  for (; want[i] != NULL; i++) ck_assert_str_eq(o->cmd[i], want[i]);
+  ck_assert_ptr_null(o->cmd[i]);
+}
+
+#define ASSERT_CMD(o, ...) assert_cmd((o), (const char *const[]){__VA_ARGS__, NULL})
+
 START_TEST(lock_defaults) {
   cli_opts_t o;
   ck_assert_int_eq(PARSE(&o, "lock", "/locks/a", "true"), 0);
@@ -47,8 +59,7 @@ START_TEST(lock_defaults) {
   ck_assert_int_eq(o.timeout_ms, -1);
   ck_assert_int_eq(o.conflict_exit, 1);
   ck_assert_int_eq(o.grace_ms, CLI_DEFAULT_GRACE_MS);
-  ck_assert_str_eq(o.cmd[0], "true");
-  ck_assert_ptr_null(o.cmd[1]);
+  ASSERT_CMD(&o, "true");
   ck_assert_str_eq(err, "");
 }
 END_TEST
@@ -72,11 +83,7 @@ START_TEST(lock_all_options) {
   ck_assert_int_eq(o.grace_ms, 250);
   ck_assert_str_eq(o.path, "/a/b");
   /* everything after PATH [--] is CMD's, options and "--" included */
-  ck_assert_str_eq(o.cmd[0], "cmd");
-  ck_assert_str_eq(o.cmd[1], "-x");
-  ck_assert_str_eq(o.cmd[2], "--y");
-  ck_assert_str_eq(o.cmd[3], "--");
-  ck_assert_ptr_null(o.cmd[4]);
+  ASSERT_CMD(&o, "cmd", "-x", "--y", "--");
 }
 END_TEST
 
@@ -91,8 +98,7 @@ START_TEST(lock_long_and_short_forms) {
   ck_assert_int_eq(o.mode, CLI_LOCK_READ);
   ck_assert_int_eq(o.timeout_ms, 0);
   ck_assert_int_eq(o.conflict_exit, 0);
-  ck_assert_str_eq(o.cmd[0], "ls");
-  ck_assert_str_eq(o.cmd[1], "-l");
+  ASSERT_CMD(&o, "ls", "-l");
 
   ck_assert_int_eq(PARSE(&o, "lock", "-n", "-E", "3", "/p", "x"), 0);
   ck_assert_int_eq(o.timeout_ms, 0);
@@ -123,7 +129,7 @@ START_TEST(elect_forms) {
   ck_assert_int_eq(o.command, CLI_CMD_ELECT);
   ck_assert_ptr_null(o.id);
   ck_assert_int_eq(o.observe, 0);
-  ck_assert_str_eq(o.cmd[0], "run");
+  ASSERT_CMD(&o, "run", "it");
   ck_assert_int_eq(PARSE(&o, "elect", "-i", "node-7", "/e", "--", "run"), 0);
   ck_assert_str_eq(o.id, "node-7");
   ck_assert_int_eq(PARSE(&o, "elect", "--id=n", "--grace", "1", "/e", "r"), 0);
@@ -136,13 +142,260 @@ START_TEST(elect_forms) {
 }
 END_TEST
 
+/* zkl status and its kinds: every field they set, whatever the case. */
+static const struct {
+  const char *const args[8];
+  int counter, barrier, sem, json, format;
+  const char *count_path, *path;
+} status_case[] = {
+    {{"status", "/s"}, 0, 0, 0, 0, ZKL_COUNTER_INT32, NULL, "/s"},
+    {{"status", "--json", "/s"}, 0, 0, 0, 1, ZKL_COUNTER_INT32, NULL, "/s"},
+    {{"status", "--counter", "/s"}, 1, 0, 0, 0, ZKL_COUNTER_INT32, NULL, "/s"},
+    {{"status", "--format", "text", "--json", "--counter", "/s"},
+     1, 0, 0, 1, ZKL_COUNTER_TEXT, NULL, "/s"},
+    {{"status", "--barrier", "/s"}, 0, 1, 0, 0, ZKL_COUNTER_INT32, NULL, "/s"},
+    {{"status", "--json", "--barrier", "/s/b"},
+     0, 1, 0, 1, ZKL_COUNTER_INT32, NULL, "/s/b"},
+    {{"status", "--sem", "/s"}, 0, 0, 1, 0, ZKL_COUNTER_INT32, NULL, "/s"},
+    {{"status", "--count-path", "/c", "--json", "--sem", "/s/t"},
+     0, 0, 1, 1, ZKL_COUNTER_INT32, "/c", "/s/t"},
+    {{"status", "--sem", "--count-path=/c/d", "/s"},
+     0, 0, 1, 0, ZKL_COUNTER_INT32, "/c/d", "/s"},
+};
+
 START_TEST(status_forms) {
   cli_opts_t o;
-  ck_assert_int_eq(PARSE(&o, "status", "/s"), 0);
+  ck_assert_int_eq(parse_env(&o, NULL, status_case[_i].args), 0);
+  ck_assert_int_eq(o.action, CLI_RUN);
   ck_assert_int_eq(o.command, CLI_CMD_STATUS);
+  ck_assert_int_eq(o.status_counter, status_case[_i].counter);
+  ck_assert_int_eq(o.status_barrier, status_case[_i].barrier);
+  ck_assert_int_eq(o.status_sem, status_case[_i].sem);
+  ck_assert_int_eq(o.json, status_case[_i].json);
+  ck_assert_int_eq(o.counter_format, status_case[_i].format);
+  if (status_case[_i].count_path == NULL) ck_assert_ptr_null(o.count_path);
+  else ck_assert_str_eq(o.count_path, status_case[_i].count_path);
+  ck_assert_str_eq(o.path, status_case[_i].path);
+}
+END_TEST
+
+START_TEST(counter_defaults) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "counter", "get", "/c"), 0);
+  ck_assert_int_eq(o.action, CLI_RUN);
+  ck_assert_int_eq(o.command, CLI_CMD_COUNTER);
+  ck_assert_int_eq(o.counter_op, CLI_COUNTER_GET);
+  ck_assert_str_eq(o.path, "/c");
+  ck_assert_int_eq(o.counter_format, ZKL_COUNTER_INT32);
+  ck_assert_int_eq(o.initial, 0);
+  ck_assert_int_eq(o.timeout_ms, -1);
   ck_assert_int_eq(o.json, 0);
-  ck_assert_int_eq(PARSE(&o, "status", "--json", "/s"), 0);
+  ck_assert_int_eq(o.version_none, 0);
+  ck_assert_str_eq(err, "");
+}
+END_TEST
+
+START_TEST(counter_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "counter", "get", "--format", "int64",
+                         "--initial", "-7", "--json", "/c"),
+                   0);
+  ck_assert_int_eq(o.counter_format, ZKL_COUNTER_INT64);
+  ck_assert_int_eq(o.initial, -7);
   ck_assert_int_eq(o.json, 1);
+  /* --initial is checked against the format given after it */
+  ck_assert_int_eq(PARSE(&o, "counter", "get", "--initial",
+                         "9223372036854775807", "--format=text", "/c"),
+                   0);
+  ck_assert_int_eq(o.initial, INT64_MAX);
+  ck_assert_int_eq(PARSE(&o, "counter", "set", "/c", "-2147483648"), 0);
+  ck_assert_int_eq(o.counter_op, CLI_COUNTER_SET);
+  ck_assert_int_eq(o.number, INT32_MIN);
+  ck_assert_int_eq(PARSE(&o, "counter", "set", "--format", "int64", "/c",
+                         "-9223372036854775808"),
+                   0);
+  ck_assert_int_eq(o.number, INT64_MIN);
+  /* DELTA: negative, with '+', and up to what an int32 counter can take */
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "/c", "-5"), 0);
+  ck_assert_int_eq(o.counter_op, CLI_COUNTER_ADD);
+  ck_assert_int_eq(o.number, -5);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "-t", "2.5", "/c", "+12"), 0);
+  ck_assert_int_eq(o.number, 12);
+  ck_assert_int_eq(o.timeout_ms, 2500);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "--timeout", "0", "/c", "1"),
+                   0);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "/c", "4294967295"), 0);
+  ck_assert_int_eq(o.number, 4294967295LL);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "/c", "-4294967295"), 0);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "--format", "int64", "/c",
+                         "-9223372036854775808"),
+                   0);
+  ck_assert_int_eq(o.number, INT64_MIN);
+  /* cas: VERSION (negative once it wrapped) or none */
+  ck_assert_int_eq(PARSE(&o, "counter", "cas", "/c", "7", "42"), 0);
+  ck_assert_int_eq(o.counter_op, CLI_COUNTER_CAS);
+  ck_assert_int_eq(o.version, 7);
+  ck_assert_int_eq(o.version_none, 0);
+  ck_assert_int_eq(o.number, 42);
+  ck_assert_int_eq(PARSE(&o, "counter", "cas", "/c", "-2147483648", "-1"), 0);
+  ck_assert_int_eq(o.version, INT32_MIN);
+  ck_assert_int_eq(o.number, -1);
+  ck_assert_int_eq(PARSE(&o, "counter", "cas", "--json", "/c", "none", "3"),
+                   0);
+  ck_assert_int_eq(o.version_none, 1);
+  ck_assert_int_eq(o.version, 0);
+  ck_assert_int_eq(o.number, 3);
+  ck_assert_int_eq(PARSE(&o, "counter", "wait", "-t", "1", "/c"), 0);
+  ck_assert_int_eq(o.counter_op, CLI_COUNTER_WAIT);
+  ck_assert_int_eq(o.timeout_ms, 1000);
+  ck_assert_int_eq(PARSE(&o, "counter", "add", "--help"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_int_eq(o.command, CLI_CMD_COUNTER);
+  ck_assert_str_eq(cli_counter_op_name(CLI_COUNTER_NONE), "");
+}
+END_TEST
+
+START_TEST(barrier_defaults) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "barrier", "set", "/b"), 0);
+  ck_assert_int_eq(o.action, CLI_RUN);
+  ck_assert_int_eq(o.command, CLI_CMD_BARRIER);
+  ck_assert_int_eq(o.barrier_op, CLI_BARRIER_SET);
+  ck_assert_str_eq(o.path, "/b");
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(o.leave_timeout_ms, -1);
+  ck_assert_int_eq(o.members, 0);
+  ck_assert_ptr_null(o.cmd);
+  ck_assert_str_eq(err, "");
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "-n", "3", "/b", "true"), 0);
+  ck_assert_int_eq(o.barrier_op, CLI_BARRIER_ENTER);
+  ck_assert_int_eq(o.members, 3);
+  ck_assert_int_eq(o.timeout_ms, -1);       /* for ever, */
+  ck_assert_int_eq(o.leave_timeout_ms, -1); /* both */
+  ck_assert_int_eq(o.conflict_exit, 1);
+  ck_assert_int_eq(o.grace_ms, CLI_DEFAULT_GRACE_MS);
+  ASSERT_CMD(&o, "true");
+}
+END_TEST
+
+START_TEST(barrier_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "barrier", "remove", "/b/c"), 0);
+  ck_assert_int_eq(o.barrier_op, CLI_BARRIER_REMOVE);
+  ck_assert_str_eq(o.path, "/b/c");
+  ck_assert_int_eq(PARSE(&o, "barrier", "wait", "/b"), 0);
+  ck_assert_int_eq(o.barrier_op, CLI_BARRIER_WAIT);
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(PARSE(&o, "barrier", "wait", "-t", "2.5", "/b"), 0);
+  ck_assert_int_eq(o.timeout_ms, 2500);
+  ck_assert_int_eq(PARSE(&o, "barrier", "wait", "--timeout=0", "/b"), 0);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  /* -t bounds the enter, and the leave unless --leave-timeout says */
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "-n", "3", "-t", "2", "/b",
+                         "--", "cmd", "-x", "--", "y"),
+                   0);
+  ck_assert_int_eq(o.members, 3);
+  ck_assert_int_eq(o.timeout_ms, 2000);
+  ck_assert_int_eq(o.leave_timeout_ms, 2000);
+  ASSERT_CMD(&o, "cmd", "-x", "--", "y");
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "--leave-timeout", "0.5",
+                         "--members=2147483647", "-t", "10", "-E", "9",
+                         "--grace", "0.25", "/b", "cmd"),
+                   0);
+  ck_assert_int_eq(o.members, 2147483647);
+  ck_assert_int_eq(o.timeout_ms, 10000);
+  ck_assert_int_eq(o.leave_timeout_ms, 500);
+  ck_assert_int_eq(o.conflict_exit, 9);
+  ck_assert_int_eq(o.grace_ms, 250);
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "--members", "1",
+                         "--leave-timeout", "0", "--conflict-exit-code=0",
+                         "/b", "cmd"),
+                   0);
+  ck_assert_int_eq(o.members, 1);
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(o.leave_timeout_ms, 0);
+  ck_assert_int_eq(o.conflict_exit, 0);
+  /* a CMD that begins with '-' after an explicit "--" */
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "-n", "2", "/b", "--", "-c"),
+                   0);
+  ASSERT_CMD(&o, "-c");
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "-n", "2", "/b", "-"), 0);
+  ASSERT_CMD(&o, "-");
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "--help"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_int_eq(o.command, CLI_CMD_BARRIER);
+  ck_assert_int_eq(PARSE(&o, "barrier", "-h"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_str_eq(cli_barrier_op_name(CLI_BARRIER_NONE), "");
+}
+END_TEST
+
+START_TEST(sem_defaults) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "5", "/s", "true"), 0);
+  ck_assert_int_eq(o.action, CLI_RUN);
+  ck_assert_int_eq(o.command, CLI_CMD_SEM);
+  ck_assert_str_eq(o.path, "/s");
+  ck_assert_int_eq(o.sem_max, 5);
+  ck_assert_int_eq(o.qty, 1);
+  ck_assert_ptr_null(o.count_path);
+  ck_assert_int_eq(o.timeout_ms, -1); /* for ever */
+  ck_assert_int_eq(o.conflict_exit, 1);
+  ck_assert_int_eq(o.grace_ms, CLI_DEFAULT_GRACE_MS);
+  ck_assert_int_eq(o.status_sem, 0);
+  ASSERT_CMD(&o, "true");
+  ck_assert_str_eq(err, "");
+  /* -n is not needed with a shared count: MAX is its */
+  ck_assert_int_eq(PARSE(&o, "sem", "--count-path", "/c", "/s", "true"), 0);
+  ck_assert_int_eq(o.sem_max, 0);
+  ck_assert_int_eq(o.qty, 1);
+  ck_assert_str_eq(o.count_path, "/c");
+}
+END_TEST
+
+START_TEST(sem_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "sem", "--max=3", "--qty", "3", "--count-path",
+                         "/c", "-t", "1.5", "-E", "7", "--grace", "0.25",
+                         "/s", "--", "cmd", "-x", "--", "y"),
+                   0);
+  ck_assert_int_eq(o.sem_max, 3);
+  ck_assert_int_eq(o.qty, 3); /* all of MAX */
+  ck_assert_str_eq(o.count_path, "/c");
+  ck_assert_int_eq(o.timeout_ms, 1500);
+  ck_assert_int_eq(o.conflict_exit, 7);
+  ck_assert_int_eq(o.grace_ms, 250);
+  ASSERT_CMD(&o, "cmd", "-x", "--", "y");
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "2147483647", "--qty=1000",
+                         "--timeout=0", "--conflict-exit-code", "0", "/s",
+                         "cmd"),
+                   0);
+  ck_assert_int_eq(o.sem_max, 2147483647);
+  ck_assert_int_eq(o.qty, ZKL_SEM_QTY_MAX);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(o.conflict_exit, 0);
+  /* --qty is checked against -n only: the shared count is the server's */
+  ck_assert_int_eq(PARSE(&o, "sem", "--qty", "1000", "--count-path", "/c",
+                         "/s", "cmd"),
+                   0);
+  ck_assert_int_eq(o.qty, 1000);
+  ck_assert_int_eq(o.sem_max, 0);
+  /* a CMD that begins with '-' after an explicit "--"; "-" alone is one */
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "1", "/s", "--", "-c"), 0);
+  ASSERT_CMD(&o, "-c");
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "1", "/s", "-"), 0);
+  ASSERT_CMD(&o, "-");
+  ck_assert_int_eq(PARSE(&o, "sem", "--help"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_int_eq(o.command, CLI_CMD_SEM);
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "2", "-h"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_SEM), "] sem -n MAX "));
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_SEM), "] sem --count-path P "));
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_NONE), "  sem -n MAX PATH"));
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_NONE), "status --sem PATH"));
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_STATUS), "status --sem "));
 }
 END_TEST
 
@@ -235,8 +488,7 @@ START_TEST(queue_claim_forms) {
   ck_assert_int_eq(o.timeout_ms, -1);            /* waits for ever */
   ck_assert_int_eq(o.grace_ms, CLI_DEFAULT_GRACE_MS);
   ck_assert_int_eq(o.nack_tail, 0);
-  ck_assert_str_eq(o.cmd[0], "./work.sh");
-  ck_assert_ptr_null(o.cmd[1]);
+  ASSERT_CMD(&o, "./work.sh");
   ck_assert_ptr_null(o.data);
   ck_assert_str_eq(err, "");
   ck_assert_int_eq(PARSE(&o, "queue", "claim", "--format", "locking", "-n",
@@ -246,10 +498,7 @@ START_TEST(queue_claim_forms) {
   ck_assert_int_eq(o.timeout_ms, 0);
   ck_assert_int_eq(o.grace_ms, 500);
   ck_assert_int_eq(o.nack_tail, 1);
-  ck_assert_str_eq(o.cmd[0], "sh");
-  ck_assert_str_eq(o.cmd[1], "-c");
-  ck_assert_str_eq(o.cmd[2], "exit 3");
-  ck_assert_ptr_null(o.cmd[3]);
+  ASSERT_CMD(&o, "sh", "-c", "exit 3");
   ck_assert_int_eq(PARSE(&o, "queue", "claim", "-t", "30", "/jobs", "w"), 0);
   ck_assert_int_eq(o.timeout_ms, 30000);
   ck_assert_int_eq(PARSE(&o, "queue", "claim", "--timeout=0.25",
@@ -258,11 +507,9 @@ START_TEST(queue_claim_forms) {
   /* everything after PATH [--] is CMD's: options, "--" and all */
   ck_assert_int_eq(PARSE(&o, "queue", "claim", "/jobs", "-n", "--json"), 0);
   ck_assert_int_eq(o.timeout_ms, -1);
-  ck_assert_str_eq(o.cmd[0], "-n");
-  ck_assert_str_eq(o.cmd[1], "--json");
+  ASSERT_CMD(&o, "-n", "--json");
   ck_assert_int_eq(PARSE(&o, "queue", "claim", "/jobs", "--", "--", "x"), 0);
-  ck_assert_str_eq(o.cmd[0], "--");
-  ck_assert_str_eq(o.cmd[1], "x");
+  ASSERT_CMD(&o, "--", "x");
   /* global options still go first */
   ck_assert_int_eq(PARSE(&o, "--session-timeout", "2000", "queue", "claim",
                          "/jobs", "w"), 0);
@@ -364,22 +611,65 @@ START_TEST(queue_other_forms) {
     ck_assert_int_eq(o.action, CLI_HELP);
     ck_assert_int_eq(o.command, CLI_CMD_QUEUE);
   }
-  static const cli_queue_op_t ops[] = {CLI_QUEUE_PUT, CLI_QUEUE_TAKE,
-                                       CLI_QUEUE_CLAIM, CLI_QUEUE_PEEK,
-                                       CLI_QUEUE_SIZE, CLI_QUEUE_LS,
-                                       CLI_QUEUE_RM};
-  static const char *const names[] = {"put", "take", "claim", "peek",
-                                      "size", "ls", "rm"};
-  for (size_t i = 0; i < COUNT(ops); i++) {
-    ck_assert_str_eq(cli_queue_op_name(ops[i]), names[i]);
-    char usage[64]; /* the help shows each subcommand's usage */
-    snprintf(usage, sizeof usage, "] queue %s ", names[i]);
-    ck_assert_msg(strstr(cli_help(CLI_CMD_QUEUE), usage) != NULL, "%s",
-                  usage);
-    ck_assert_msg(strstr(cli_help(CLI_CMD_NONE), names[i]) != NULL, "%s",
-                  names[i]); /* and the tool's help names it */
-  }
   ck_assert_str_eq(cli_queue_op_name(CLI_QUEUE_NONE), "");
+}
+END_TEST
+
+/* Every subcommand: its help, its name, and its usage in the helps. */
+static const struct {
+  cli_command_t command;
+  int op;
+  const char *words[3]; /* COMMAND SUBCOMMAND --help */
+} sub_case[] = {
+    {CLI_CMD_QUEUE, CLI_QUEUE_PUT, {"queue", "put", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_TAKE, {"queue", "take", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_CLAIM, {"queue", "claim", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_PEEK, {"queue", "peek", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_SIZE, {"queue", "size", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_LS, {"queue", "ls", "--help"}},
+    {CLI_CMD_QUEUE, CLI_QUEUE_RM, {"queue", "rm", "--help"}},
+    {CLI_CMD_COUNTER, CLI_COUNTER_GET, {"counter", "get", "--help"}},
+    {CLI_CMD_COUNTER, CLI_COUNTER_SET, {"counter", "set", "--help"}},
+    {CLI_CMD_COUNTER, CLI_COUNTER_ADD, {"counter", "add", "--help"}},
+    {CLI_CMD_COUNTER, CLI_COUNTER_CAS, {"counter", "cas", "--help"}},
+    {CLI_CMD_COUNTER, CLI_COUNTER_WAIT, {"counter", "wait", "--help"}},
+    {CLI_CMD_BARRIER, CLI_BARRIER_SET, {"barrier", "set", "--help"}},
+    {CLI_CMD_BARRIER, CLI_BARRIER_REMOVE, {"barrier", "remove", "--help"}},
+    {CLI_CMD_BARRIER, CLI_BARRIER_WAIT, {"barrier", "wait", "--help"}},
+    {CLI_CMD_BARRIER, CLI_BARRIER_ENTER, {"barrier", "enter", "--help"}},
+};
+
+START_TEST(subcommand_names) {
+  cli_opts_t o;
+  const char *const args[] = {sub_case[_i].words[0], sub_case[_i].words[1],
+                              sub_case[_i].words[2], NULL};
+  const char *sub = args[1];
+  ck_assert_int_eq(parse_env(&o, NULL, args), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
+  ck_assert_int_eq(o.command, sub_case[_i].command);
+  const char *name = "";
+  int op = -1;
+  switch (o.command) {
+  case CLI_CMD_QUEUE:
+    name = cli_queue_op_name((cli_queue_op_t)sub_case[_i].op);
+    op = (int)o.queue_op;
+    break;
+  case CLI_CMD_COUNTER:
+    name = cli_counter_op_name((cli_counter_op_t)sub_case[_i].op);
+    op = (int)o.counter_op;
+    break;
+  default:
+    name = cli_barrier_op_name((cli_barrier_op_t)sub_case[_i].op);
+    op = (int)o.barrier_op;
+    break;
+  }
+  ck_assert_str_eq(name, sub);
+  ck_assert_int_eq(op, sub_case[_i].op);
+  char usage[64]; /* the command's help shows the subcommand's usage */
+  snprintf(usage, sizeof usage, "] %s %s ", args[0], sub);
+  ck_assert_msg(strstr(cli_help(o.command), usage) != NULL, "%s", usage);
+  /* and the tool's help names it */
+  ck_assert_msg(strstr(cli_help(CLI_CMD_NONE), sub) != NULL, "%s", sub);
 }
 END_TEST
 
@@ -394,9 +684,12 @@ START_TEST(help_and_version) {
   ck_assert_int_eq(o.action, CLI_VERSION);
   ck_assert_int_eq(PARSE(&o, "-V"), 0);
   ck_assert_int_eq(o.action, CLI_VERSION);
-  static const char *const cmds[] = {"lock", "elect", "status", "queue"};
-  static const cli_command_t ids[] = {CLI_CMD_LOCK, CLI_CMD_ELECT,
-                                      CLI_CMD_STATUS, CLI_CMD_QUEUE};
+  static const char *const cmds[] = {"lock", "elect", "status", "queue",
+                                     "counter", "barrier", "sem"};
+  static const cli_command_t ids[] = {CLI_CMD_LOCK,    CLI_CMD_ELECT,
+                                      CLI_CMD_STATUS,  CLI_CMD_QUEUE,
+                                      CLI_CMD_COUNTER, CLI_CMD_BARRIER,
+                                      CLI_CMD_SEM};
   for (size_t i = 0; i < COUNT(cmds); i++) {
     ck_assert_int_eq(PARSE(&o, cmds[i], "--help"), 0);
     ck_assert_int_eq(o.action, CLI_HELP);
@@ -573,6 +866,216 @@ static const struct {
     {{"queue", "rm", "/q"}, "NAME is missing"},
     {{"queue", "rm", "--json", "/q", "qn-1"}, "--json does not apply to rm"},
     {{"queue", "rm", "/q", "qn-1", "qn-2"}, "unexpected 'qn-2' after NAME"},
+    {{"status", "--format", "int64", "/s"}, "--format needs --counter"},
+    {{"status", "--counter", "--format", "qn", "/s"},
+     "--format needs int32, int64 or text, not 'qn'"},
+    {{"status", "--counter", "/s", "--json"}, "unexpected '--json'"},
+    {{"counter"}, "SUBCOMMAND is missing (get, set, add, cas or wait)"},
+    {{"counter", "/c"}, "unknown subcommand '/c'"},
+    {{"counter", "inc", "/c"}, "unknown subcommand 'inc'"},
+    {{"counter", "--json", "get", "/c"}, "unknown option --json"},
+    {{"counter", "get"}, "PATH is missing"},
+    {{"counter", "get", "c"}, "bad PATH 'c'"},
+    {{"counter", "get", "/c/"}, "bad PATH"},
+    {{"counter", "get", "/c", "x"}, "unexpected 'x' after PATH"},
+    {{"counter", "get", "/c", "--json"}, "options go before PATH"},
+    {{"counter", "get", "-t", "1", "/c"}, "-t does not apply to get"},
+    {{"counter", "get", "--timeout", "1", "/c"}, "-t does not apply to get"},
+    {{"counter", "get", "--format", "int", "/c"},
+     "--format needs int32, int64 or text, not 'int'"},
+    {{"counter", "get", "--format", "INT32", "/c"}, "--format needs int32"},
+    {{"counter", "get", "--format", "kazoo", "/c"}, "--format needs int32"},
+    {{"counter", "get", "--format"}, "option --format needs a value"},
+    {{"counter", "get", "--initial", "x", "/c"},
+     "--initial needs a decimal integer, not 'x'"},
+    {{"counter", "get", "--initial", "2147483648", "/c"},
+     "--initial 2147483648 is out of range: an int32 counter holds "
+     "(-2147483648..2147483647)"},
+    {{"counter", "get", "--initial", "2147483648", "--format", "int32", "/c"},
+     "--initial 2147483648 is out of range"},
+    {{"counter", "get", "--format", "int64", "--initial",
+      "9223372036854775808", "/c"},
+     "--initial 9223372036854775808 is out of range: an int64 counter holds"},
+    {{"counter", "get", "--initial", "1.0", "/c"}, "--initial needs"},
+    {{"counter", "get", "--initial=", "/c"}, "--initial needs"},
+    {{"counter", "get", "--nonblock", "/c"}, "unknown option --nonblock"},
+    {{"counter", "get", "-n", "/c"}, "unknown option -n"},
+    {{"counter", "set", "/c"}, "VALUE is missing"},
+    {{"counter", "set", "/c", "12x"},
+     "VALUE needs a decimal integer, not '12x'"},
+    {{"counter", "set", "/c", ""}, "VALUE needs a decimal integer, not ''"},
+    {{"counter", "set", "/c", " 1"}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "1 "}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "0x10"}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "1e3"}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "-"}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "+-1"}, "VALUE needs a decimal integer"},
+    {{"counter", "set", "/c", "--json"},
+     "VALUE needs a decimal integer, not '--json' (options go before PATH)"},
+    {{"counter", "set", "/c", "2147483648"},
+     "VALUE 2147483648 is out of range: an int32 counter holds"},
+    {{"counter", "set", "/c", "-2147483649"}, "out of range"},
+    {{"counter", "set", "--format", "text", "/c",
+      "99999999999999999999999"},
+     "VALUE 99999999999999999999999 is out of range: a text counter holds"},
+    {{"counter", "set", "/c", "1", "2"}, "unexpected '2' after VALUE"},
+    {{"counter", "set", "/c", "1", "--json"}, "options go before PATH"},
+    {{"counter", "set", "--initial", "1", "/c", "2"},
+     "--initial does not apply to set"},
+    {{"counter", "set", "-t", "1", "/c", "2"}, "-t does not apply to set"},
+    {{"counter", "add", "/c"}, "DELTA is missing"},
+    {{"counter", "add", "/c", "one"}, "DELTA needs a decimal integer"},
+    {{"counter", "add", "/c", "1.5"}, "DELTA needs a decimal integer"},
+    {{"counter", "add", "/c", "4294967296"},
+     "DELTA 4294967296 is out of range: no int32 counter could take it "
+     "(-4294967295..4294967295)"},
+    {{"counter", "add", "/c", "-4294967296"}, "out of range"},
+    {{"counter", "add", "--format", "int64", "/c", "9223372036854775808"},
+     "out of range"},
+    {{"counter", "add", "-t", "soon", "/c", "1"}, "-t needs SECONDS"},
+    {{"counter", "add", "-t", "1", "-t", "2", "/c", "1"}, "give -t once"},
+    {{"counter", "add", "/c", "1", "2"}, "unexpected '2' after DELTA"},
+    {{"counter", "cas", "/c"}, "VERSION is missing"},
+    {{"counter", "cas", "/c", "3"}, "VALUE is missing"},
+    {{"counter", "cas", "/c", "v3", "1"},
+     "VERSION needs a data version (a 32-bit integer, as get --json shows "
+     "it) or 'none', not 'v3'"},
+    {{"counter", "cas", "/c", "2147483648", "1"}, "VERSION needs"},
+    {{"counter", "cas", "/c", "None", "1"}, "VERSION needs"},
+    {{"counter", "cas", "/c", "", "1"}, "VERSION needs"},
+    {{"counter", "cas", "/c", "none", "x"}, "VALUE needs a decimal integer"},
+    {{"counter", "cas", "/c", "1", "2147483648"}, "out of range"},
+    {{"counter", "cas", "/c", "1", "2", "3"}, "unexpected '3' after VALUE"},
+    {{"counter", "cas", "-t", "1", "/c", "1", "2"},
+     "-t does not apply to cas"},
+    {{"counter", "wait", "/c", "1"}, "unexpected '1' after PATH"},
+    {{"counter", "wait", "-t", "-1", "/c"}, "-t needs SECONDS, not '-1'"},
+    {{"counter", "wait", "--json=1", "/c"}, "option --json takes no value"},
+    {{"status", "--barrier", "--counter", "/s"},
+     "--counter and --barrier exclude each other"},
+    {{"status", "--barrier", "--format", "int64", "/s"},
+     "--format needs --counter"},
+    {{"status", "--barrier", "/s", "x"}, "unexpected 'x' after PATH"},
+    {{"barrier"}, "SUBCOMMAND is missing (set, remove, wait or enter)"},
+    {{"barrier", "/b"}, "unknown subcommand '/b'"},
+    {{"barrier", "leave", "/b"}, "unknown subcommand 'leave'"},
+    {{"barrier", "-t", "1", "wait", "/b"}, "unknown option -t"},
+    {{"barrier", "set"}, "PATH is missing"},
+    {{"barrier", "set", "b"}, "bad PATH 'b'"},
+    {{"barrier", "set", "/b/"}, "bad PATH"},
+    {{"barrier", "set", "/b", "x"}, "unexpected 'x' after PATH"},
+    {{"barrier", "set", "-t", "1", "/b"}, "-t does not apply to set"},
+    {{"barrier", "remove", "-n", "2", "/b"}, "-n does not apply to remove"},
+    {{"barrier", "remove", "/b", "--json"}, "options go before PATH"},
+    {{"barrier", "remove", "--json", "/b"}, "unknown option --json"},
+    {{"barrier", "wait", "/b", "-t", "1"},
+     "unexpected '-t' after PATH (options go before PATH)"},
+    {{"barrier", "wait", "-t", "soon", "/b"}, "-t needs SECONDS, not 'soon'"},
+    {{"barrier", "wait", "-t", "-1", "/b"}, "-t needs SECONDS, not '-1'"},
+    {{"barrier", "wait", "-t", "1", "-t", "2", "/b"}, "give -t once"},
+    {{"barrier", "wait", "--leave-timeout", "1", "/b"},
+     "--leave-timeout does not apply to wait"},
+    {{"barrier", "wait", "-E", "3", "/b"}, "-E does not apply to wait"},
+    {{"barrier", "wait", "--grace", "1", "/b"},
+     "--grace does not apply to wait"},
+    {{"barrier", "wait", "-t"}, "option -t needs a value"},
+    {{"barrier", "enter", "/b", "true"},
+     "-n MEMBERS is missing (how many members open the barrier)"},
+    {{"barrier", "enter", "-n", "0", "/b", "true"},
+     "-n needs MEMBERS, 1..2147483647, not '0'"},
+    {{"barrier", "enter", "-n", "-1", "/b", "true"}, "-n needs MEMBERS"},
+    {{"barrier", "enter", "-n", "2147483648", "/b", "true"},
+     "-n needs MEMBERS"},
+    {{"barrier", "enter", "-n", "3x", "/b", "true"}, "-n needs MEMBERS"},
+    {{"barrier", "enter", "-n", "", "/b", "true"}, "-n needs MEMBERS"},
+    {{"barrier", "enter", "-n", " 3", "/b", "true"}, "-n needs MEMBERS"},
+    {{"barrier", "enter", "-n", "2", "-n", "3", "/b", "true"},
+     "give -n once"},
+    {{"barrier", "enter", "--members"}, "option --members needs a value"},
+    {{"barrier", "enter", "-n", "2", "-t", "x", "/b", "true"},
+     "-t needs SECONDS"},
+    {{"barrier", "enter", "-n", "2", "--leave-timeout", "1ms", "/b", "true"},
+     "--leave-timeout needs SECONDS, not '1ms'"},
+    {{"barrier", "enter", "-n", "2", "--leave-timeout", "1",
+      "--leave-timeout", "2", "/b", "true"},
+     "give --leave-timeout once"},
+    {{"barrier", "enter", "-n", "2", "-E", "256", "/b", "true"},
+     "-E needs an exit code 0..255"},
+    {{"barrier", "enter", "-n", "2", "--grace", "x", "/b", "true"},
+     "--grace needs SECONDS"},
+    {{"barrier", "enter", "-n", "2", "/b"}, "CMD is missing"},
+    {{"barrier", "enter", "-n", "2", "/b", "--"}, "CMD is missing"},
+    {{"barrier", "enter", "-n", "2", "b", "true"}, "bad PATH 'b'"},
+    {{"barrier", "enter", "-n", "2", "/b", "-t", "5", "--", "true"},
+     "unexpected '-t' after PATH (options go before PATH; a CMD that begins "
+     "with '-' goes after '--')"},
+    {{"barrier", "enter", "-n", "2", "/b", "--members=3", "true"},
+     "options go before PATH"},
+    {{"barrier", "enter", "-n", "2", "--json", "/b", "true"},
+     "unknown option --json"},
+    {{"status", "--sem", "--counter", "/s"},
+     "--counter, --barrier and --sem exclude each other"},
+    {{"status", "--barrier", "--sem", "/s"},
+     "--counter, --barrier and --sem exclude each other"},
+    {{"status", "--count-path", "/c", "/s"}, "--count-path needs --sem"},
+    {{"status", "--sem", "--count-path", "c", "/s"}, "bad --count-path 'c'"},
+    {{"status", "--sem", "--count-path", "/c", "--count-path", "/d", "/s"},
+     "give --count-path once"},
+    {{"status", "--sem", "--format", "int32", "/s"},
+     "--format needs --counter"},
+    {{"status", "--sem", "/s", "--count-path", "/c"},
+     "unexpected '--count-path' after PATH"},
+    {{"sem"}, "-n MAX is missing (how many leases there are; or "
+              "--count-path, where they are counted)"},
+    {{"sem", "/s", "true"}, "-n MAX is missing"},
+    {{"sem", "--qty", "2", "/s", "true"}, "-n MAX is missing"},
+    {{"sem", "-n", "0", "/s", "true"}, "-n needs MAX, 1..2147483647, not '0'"},
+    {{"sem", "-n", "-1", "/s", "true"}, "-n needs MAX"},
+    {{"sem", "-n", "2147483648", "/s", "true"}, "-n needs MAX"},
+    {{"sem", "-n", "3x", "/s", "true"}, "-n needs MAX, 1..2147483647, not "
+                                        "'3x'"},
+    {{"sem", "-n", "", "/s", "true"}, "-n needs MAX"},
+    {{"sem", "-n", " 3", "/s", "true"}, "-n needs MAX"},
+    {{"sem", "-n", "0x3", "/s", "true"}, "-n needs MAX"},
+    {{"sem", "--max"}, "option --max needs a value"},
+    {{"sem", "-n", "2", "-n", "3", "/s", "true"}, "give -n once"},
+    {{"sem", "-n", "2", "--qty", "0", "/s", "true"},
+     "--qty needs 1..1000, not '0'"},
+    {{"sem", "-n", "2", "--qty", "-1", "/s", "true"}, "--qty needs 1..1000"},
+    {{"sem", "-n", "2", "--qty", "1.5", "/s", "true"}, "--qty needs 1..1000"},
+    {{"sem", "--count-path", "/c", "--qty", "1001", "/s", "true"},
+     "--qty needs 1..1000, not '1001'"},
+    {{"sem", "-n", "2", "--qty", "1", "--qty", "1", "/s", "true"},
+     "give --qty once"},
+    {{"sem", "-n", "2", "--qty", "3", "/s", "true"},
+     "--qty 3 is more than -n 2: it would never fit"},
+    {{"sem", "--qty", "3", "-n", "2", "--count-path", "/c", "/s", "true"},
+     "--qty 3 is more than -n 2"},
+    {{"sem", "--count-path", "c", "/s", "true"}, "bad --count-path 'c'"},
+    {{"sem", "--count-path", "/c/", "/s", "true"}, "bad --count-path"},
+    {{"sem", "--count-path", "/c", "--count-path", "/d", "/s", "true"},
+     "give --count-path once"},
+    {{"sem", "-n", "2", "-t", "soon", "/s", "true"},
+     "-t needs SECONDS, not 'soon'"},
+    {{"sem", "-n", "2", "-t", "-1", "/s", "true"}, "-t needs SECONDS"},
+    {{"sem", "-n", "2", "-t", "1", "--timeout", "2", "/s", "true"},
+     "give -t once"},
+    {{"sem", "-n", "2", "-E", "256", "/s", "true"},
+     "-E needs an exit code 0..255"},
+    {{"sem", "-n", "2", "--grace", "x", "/s", "true"},
+     "--grace needs SECONDS"},
+    {{"sem", "-n", "2"}, "PATH is missing"},
+    {{"sem", "-n", "2", "s", "true"}, "bad PATH 's'"},
+    {{"sem", "-n", "2", "/", "true"}, "bad PATH '/'"},
+    {{"sem", "-n", "2", "/s"}, "CMD is missing"},
+    {{"sem", "-n", "2", "/s", "--"}, "CMD is missing"},
+    {{"sem", "-n", "2", "/s", "--qty", "2", "true"},
+     "unexpected '--qty' after PATH (options go before PATH; a CMD that "
+     "begins with '-' goes after '--')"},
+    {{"sem", "-n", "2", "/s", "-t", "5", "--", "true"},
+     "options go before PATH"},
+    {{"sem", "-n", "2", "--json", "/s", "true"}, "unknown option --json"},
+    {{"sem", "-n", "2", "-q", "2", "/s", "true"}, "unknown option -q"},
 };
 
 START_TEST(usage_errors) {
@@ -600,6 +1103,10 @@ START_TEST(usage_error_names_the_command) {
                         "(try 'zkl lock --help')");
   ck_assert_int_eq(PARSE(&o, "nope"), CLI_EX_USAGE);
   ck_assert_str_eq(err, "zkl: unknown command 'nope' (try 'zkl --help')");
+  ck_assert_int_eq(PARSE(&o, "sem", "-n", "1", "--qty", "2", "/s", "c"),
+                   CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl sem: --qty 2 is more than -n 1: it would never "
+                        "fit (try 'zkl sem --help')");
 }
 END_TEST
 
@@ -612,6 +1119,13 @@ START_TEST(usage_error_names_the_subcommand) {
   ck_assert_int_eq(PARSE(&o, "queue", "frob"), CLI_EX_USAGE);
   ck_assert_str_eq(err, "zkl queue: unknown subcommand 'frob' "
                         "(try 'zkl queue --help')");
+  ck_assert_int_eq(PARSE(&o, "counter", "set", "/c", "1x"), CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl counter set: VALUE needs a decimal integer, "
+                        "not '1x' (try 'zkl counter --help')");
+  ck_assert_int_eq(PARSE(&o, "barrier", "enter", "-n", "x", "/b", "c"),
+                   CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl barrier enter: -n needs MEMBERS, 1..2147483647, "
+                        "not 'x' (try 'zkl barrier --help')");
 }
 END_TEST
 
@@ -681,28 +1195,141 @@ START_TEST(integers) {
 }
 END_TEST
 
-/* ---- queue formats ---------------------------------------------------------------- */
+START_TEST(int64s) {
+  static const struct {
+    const char *s;
+    int64_t min, max;
+    int rc;
+    int64_t v;
+  } v[] = {
+      {"0", INT64_MIN, INT64_MAX, CLI_NUM_OK, 0},
+      {"-0", INT64_MIN, INT64_MAX, CLI_NUM_OK, 0},
+      {"+17", INT64_MIN, INT64_MAX, CLI_NUM_OK, 17},
+      {"007", INT64_MIN, INT64_MAX, CLI_NUM_OK, 7},
+      {"-42", -42, 0, CLI_NUM_OK, -42},
+      {"9223372036854775807", INT64_MIN, INT64_MAX, CLI_NUM_OK, INT64_MAX},
+      {"-9223372036854775808", INT64_MIN, INT64_MAX, CLI_NUM_OK, INT64_MIN},
+      {"9223372036854775808", INT64_MIN, INT64_MAX, CLI_NUM_RANGE, 0},
+      {"-9223372036854775809", INT64_MIN, INT64_MAX, CLI_NUM_RANGE, 0},
+      {"123456789012345678901234567890", INT64_MIN, INT64_MAX, CLI_NUM_RANGE,
+       0},
+      {"2147483647", INT32_MIN, INT32_MAX, CLI_NUM_OK, INT32_MAX},
+      {"2147483648", INT32_MIN, INT32_MAX, CLI_NUM_RANGE, 0},
+      {"-2147483649", INT32_MIN, INT32_MAX, CLI_NUM_RANGE, 0},
+      {"-43", -42, 0, CLI_NUM_RANGE, 0},
+      {"", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"-", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"+", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"--1", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"+-1", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {" 1", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"1 ", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"1\n", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"12x", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"0x10", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"1e3", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"1.0", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"1_000", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+      {"\xd9\xa1", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0}, /* Arabic 1 */
+      /* junk after a number too long for int64 is junk, not range */
+      {"99999999999999999999x", INT64_MIN, INT64_MAX, CLI_NUM_SYNTAX, 0},
+  };
+  for (size_t i = 0; i < COUNT(v); i++) {
+    int64_t out = -77;
+    int rc = cli_parse_int64(v[i].s, v[i].min, v[i].max, &out);
+    ck_assert_msg(rc == v[i].rc, "'%s': %d, wanted %d", v[i].s, rc, v[i].rc);
+    ck_assert_int_eq(out, rc == CLI_NUM_OK ? v[i].v : -77);
+  }
+  ck_assert_int_eq(cli_parse_int64(NULL, 0, 1, NULL), CLI_NUM_SYNTAX);
+}
+END_TEST
+
+START_TEST(versions) {
+  int32_t v = 5;
+  int none = 5;
+  ck_assert_int_eq(cli_parse_version("none", &v, &none), 0);
+  ck_assert_int_eq(v, 0);
+  ck_assert_int_eq(none, 1);
+  ck_assert_int_eq(cli_parse_version("0", &v, &none), 0);
+  ck_assert_int_eq(v, 0);
+  ck_assert_int_eq(none, 0);
+  ck_assert_int_eq(cli_parse_version("2147483647", &v, &none), 0);
+  ck_assert_int_eq(v, INT32_MAX);
+  ck_assert_int_eq(cli_parse_version("-2147483648", &v, &none), 0);
+  ck_assert_int_eq(v, INT32_MIN);
+  ck_assert_int_eq(cli_parse_version("-1", &v, &none), 0); /* the library's */
+  ck_assert_int_eq(v, -1);
+  v = 5;
+  none = 5;
+  static const char *const refused[] = {"2147483648", "-2147483649", "",
+                                        "NONE", "none ", "null", "1.", "x1",
+                                        "0x1"};
+  for (size_t i = 0; i < COUNT(refused); i++) {
+    ck_assert_msg(cli_parse_version(refused[i], &v, &none) == -1,
+                  "'%s' accepted", refused[i]);
+    ck_assert_int_eq(v, 5);
+    ck_assert_int_eq(none, 5);
+  }
+}
+END_TEST
+
+/* ---- formats ---------------------------------------------------------------------- */
+
+/* The words of --format, queue's ([0]) and counter's ([1]). */
+static const struct format_case {
+  int (*parse)(const char *, int *);
+  const char *(*name)(int);
+  const char *words[3];
+  int formats[3];
+  const char *refused[8]; /* NULL ends */
+  int unknown[2];         /* no format's: named "?" */
+} format_case[] = {
+    {cli_format_parse, cli_format_name, {"qn", "kazoo", "locking"},
+     {ZKL_QUEUE_QN, ZKL_QUEUE_KAZOO, ZKL_QUEUE_LOCKING},
+     {"Kazoo", "", "qn ", "lock", "locking-queue"}, {42, -1}},
+    {cli_counter_format_parse, cli_counter_format_name,
+     {"int32", "int64", "text"},
+     {ZKL_COUNTER_INT32, ZKL_COUNTER_INT64, ZKL_COUNTER_TEXT},
+     {"Int32", "", "int", "int16", "int32 ", "qn", "decimal"}, {3, -1}},
+};
 
 START_TEST(format_names) {
+  const struct format_case *fc = &format_case[_i];
   int f = -1;
-  ck_assert_int_eq(cli_format_parse("qn", &f), 0);
-  ck_assert_int_eq(f, ZKL_QUEUE_QN);
-  ck_assert_int_eq(cli_format_parse("kazoo", &f), 0);
-  ck_assert_int_eq(f, ZKL_QUEUE_KAZOO);
-  ck_assert_int_eq(cli_format_parse("locking", &f), 0);
-  ck_assert_int_eq(f, ZKL_QUEUE_LOCKING);
+  for (size_t i = 0; i < COUNT(fc->words); i++) {
+    ck_assert_int_eq(fc->parse(fc->words[i], &f), 0);
+    ck_assert_int_eq(f, fc->formats[i]);
+    ck_assert_str_eq(fc->name(fc->formats[i]), fc->words[i]);
+  }
   f = -1;
-  ck_assert_int_eq(cli_format_parse("Kazoo", &f), -1);
-  ck_assert_int_eq(cli_format_parse("", &f), -1);
-  ck_assert_int_eq(cli_format_parse("qn ", &f), -1);
-  ck_assert_int_eq(cli_format_parse("lock", &f), -1);
-  ck_assert_int_eq(cli_format_parse("locking-queue", &f), -1);
+  for (size_t i = 0; fc->refused[i] != NULL; i++)
+    ck_assert_msg(fc->parse(fc->refused[i], &f) == -1, "'%s' accepted",
+                  fc->refused[i]);
   ck_assert_int_eq(f, -1);
-  ck_assert_str_eq(cli_format_name(ZKL_QUEUE_QN), "qn");
-  ck_assert_str_eq(cli_format_name(ZKL_QUEUE_KAZOO), "kazoo");
-  ck_assert_str_eq(cli_format_name(ZKL_QUEUE_LOCKING), "locking");
-  ck_assert_str_eq(cli_format_name(42), "?");
-  ck_assert_str_eq(cli_format_name(-1), "?");
+  for (size_t i = 0; i < COUNT(fc->unknown); i++)
+    ck_assert_str_eq(fc->name(fc->unknown[i]), "?");
+}
+END_TEST
+
+START_TEST(counter_ranges) {
+  int64_t min = 1, max = -1;
+  ck_assert_int_eq(cli_counter_range(ZKL_COUNTER_INT32, &min, &max), 0);
+  ck_assert_int_eq(min, INT32_MIN);
+  ck_assert_int_eq(max, INT32_MAX);
+  ck_assert_int_eq(cli_counter_range(ZKL_COUNTER_INT64, &min, &max), 0);
+  ck_assert_int_eq(min, INT64_MIN);
+  ck_assert_int_eq(max, INT64_MAX);
+  ck_assert_int_eq(cli_counter_range(ZKL_COUNTER_TEXT, &min, &max), 0);
+  ck_assert_int_eq(min, INT64_MIN);
+  ck_assert_int_eq(max, INT64_MAX);
+  ck_assert_int_eq(cli_counter_range(7, &min, &max), -1);
+  /* the tool's defaults are the library's */
+  zkl_counter_opts_t co;
+  zkl_counter_opts_init(&co);
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "counter", "get", "/c"), 0);
+  ck_assert_int_eq(o.counter_format, co.format);
+  ck_assert_int_eq(o.initial, co.initial);
 }
 END_TEST
 
@@ -755,13 +1382,20 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, lock_long_and_short_forms);
   tcase_add_test(tc, hosts_from_environment);
   tcase_add_test(tc, elect_forms);
-  tcase_add_test(tc, status_forms);
+  tcase_add_loop_test(tc, status_forms, 0, (int)COUNT(status_case));
+  tcase_add_test(tc, counter_defaults);
+  tcase_add_test(tc, counter_forms);
+  tcase_add_test(tc, barrier_defaults);
+  tcase_add_test(tc, barrier_forms);
+  tcase_add_test(tc, sem_defaults);
+  tcase_add_test(tc, sem_forms);
   tcase_add_test(tc, queue_put_forms);
   tcase_add_test(tc, queue_put_data_limit);
   tcase_add_test(tc, queue_put_soft_max);
   tcase_add_test(tc, queue_claim_forms);
   tcase_add_test(tc, queue_take_forms);
   tcase_add_test(tc, queue_other_forms);
+  tcase_add_loop_test(tc, subcommand_names, 0, (int)COUNT(sub_case));
   tcase_add_test(tc, help_and_version);
   tcase_add_loop_test(tc, usage_errors, 0, (int)COUNT(bad));
   tcase_add_test(tc, usage_error_names_the_command);
@@ -770,9 +1404,15 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, small_error_buffer);
   tcase_add_test(tc, seconds);
   tcase_add_test(tc, integers);
+  tcase_add_test(tc, int64s);
+  tcase_add_test(tc, versions);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("counter formats");
+  tcase_add_loop_test(tc, format_names, 1, 2);
+  tcase_add_test(tc, counter_ranges);
   suite_add_tcase(s, tc);
   tc = tcase_create("queue formats");
-  tcase_add_test(tc, format_names);
+  tcase_add_loop_test(tc, format_names, 0, 1);
   suite_add_tcase(s, tc);
   tc = tcase_create("escapes");
   tcase_add_test(tc, escape_plain_and_special);

@@ -71,13 +71,87 @@ usage_error "one of -n and -t" queue claim -n -t 1 /q true
 usage_error "--json does not apply to claim" queue claim --json /q true
 usage_error "--nack-tail does not apply to take" queue take --nack-tail /q
 usage_error "--grace does not apply to put" queue put --grace 1 /q x
+usage_error "--format needs --counter" status --format int64 /p
+usage_error "--format needs int32, int64 or text" status --counter --format qn /p
+usage_error "SUBCOMMAND is missing" counter
+usage_error "unknown subcommand 'incr'" counter incr /c
+usage_error "PATH is missing" counter get
+usage_error "bad PATH 'c'" counter get c
+usage_error "unexpected 'x' after PATH" counter get /c x
+usage_error "options go before PATH" counter get /c --json
+usage_error "VALUE is missing" counter set /c
+usage_error "VALUE needs a decimal integer, not '12x'" counter set /c 12x
+usage_error "VALUE needs a decimal integer, not '1 '" counter set /c "1 "
+usage_error "VALUE 2147483648 is out of range: an int32 counter holds (-2147483648..2147483647)" counter set /c 2147483648
+usage_error "VALUE -9223372036854775809 is out of range: an int64 counter holds" counter set --format int64 /c -9223372036854775809
+usage_error "unexpected '2' after VALUE" counter set /c 1 2
+usage_error "--initial does not apply to set" counter set --initial 1 /c 2
+usage_error "DELTA is missing" counter add /c
+usage_error "DELTA needs a decimal integer, not '0x1'" counter add /c 0x1
+usage_error "DELTA 4294967296 is out of range: no int32 counter could take it" counter add /c 4294967296
+usage_error "--initial 2147483648 is out of range" counter add --initial 2147483648 /c 1
+usage_error "--initial needs a decimal integer, not 'zero'" counter get --initial zero /c
+usage_error "-t needs SECONDS" counter add -t 1ms /c 1
+usage_error "give -t once" counter wait -t 1 --timeout 2 /c
+usage_error "-t does not apply to get" counter get -t 1 /c
+usage_error "-t does not apply to cas" counter cas --timeout 1 /c 1 2
+usage_error "VERSION is missing" counter cas /c
+usage_error "VALUE is missing" counter cas /c 4
+usage_error "VERSION needs a data version" counter cas /c four 5
+usage_error "VERSION needs a data version" counter cas /c NONE 5
+usage_error "VALUE needs a decimal integer" counter cas /c none 5.0
+usage_error "--format needs int32, int64 or text, not 'long'" counter get --format long /c
+usage_error "unexpected '1' after PATH" counter wait /c 1
+usage_error "--counter and --barrier exclude each other" status --counter --barrier /p
+usage_error "SUBCOMMAND is missing" barrier
+usage_error "unknown subcommand 'leave'" barrier leave /b
+usage_error "PATH is missing" barrier set
+usage_error "bad PATH 'b'" barrier remove b
+usage_error "unexpected 'x' after PATH" barrier set /b x
+usage_error "options go before PATH" barrier wait /b -t 1
+usage_error "-t does not apply to remove" barrier remove -t 1 /b
+usage_error "-t needs SECONDS" barrier wait -t 1s /b
+usage_error "give -t once" barrier wait -t 1 -t 2 /b
+usage_error "-n MEMBERS is missing" barrier enter /b true
+usage_error "-n needs MEMBERS, 1..2147483647, not '0'" barrier enter -n 0 /b true
+usage_error "-n needs MEMBERS" barrier enter --members=many /b true
+usage_error "CMD is missing" barrier enter -n 2 /b
+usage_error "CMD is missing" barrier enter -n 2 /b --
+usage_error "options go before PATH" barrier enter -n 2 /b -t 5 -- true
+usage_error "--leave-timeout needs SECONDS" barrier enter -n 2 --leave-timeout x /b true
+usage_error "-E needs an exit code" barrier enter -n 2 -E 300 /b true
+usage_error "--grace needs SECONDS" barrier enter -n 2 --grace -1 /b true
+usage_error "-n does not apply to wait" barrier wait -n 2 /b
+usage_error "-n MAX is missing" sem /s true
+usage_error "-n MAX is missing" sem --qty 2 /s true
+usage_error "-n needs MAX, 1..2147483647, not '0'" sem -n 0 /s true
+usage_error "-n needs MAX" sem -n five /s true
+usage_error "-n needs MAX" sem --max=2.0 /s true
+usage_error "--qty needs 1..1000, not '0'" sem -n 2 --qty 0 /s true
+usage_error "--qty needs 1..1000" sem -n 2 --qty 2x /s true
+usage_error "--qty needs 1..1000, not '1001'" sem --count-path /c --qty 1001 /s true
+usage_error "--qty 3 is more than -n 2" sem -n 2 --qty 3 /s true
+usage_error "give --qty once" sem -n 2 --qty 1 --qty 2 /s true
+usage_error "bad --count-path 'c'" sem --count-path c /s true
+usage_error "-t needs SECONDS" sem -n 2 -t 1s /s true
+usage_error "-E needs an exit code" sem -n 2 -E 300 /s true
+usage_error "--grace needs SECONDS" sem -n 2 --grace -1 /s true
+usage_error "PATH is missing" sem -n 2
+usage_error "bad PATH 's'" sem -n 2 s true
+usage_error "CMD is missing" sem -n 2 /s
+usage_error "CMD is missing" sem -n 2 /s --
+usage_error "options go before PATH" sem -n 2 /s --qty 2 true
+usage_error "unknown option --json" sem -n 2 --json /s true
+usage_error "--count-path needs --sem" status --count-path /c /s
+usage_error "--counter, --barrier and --sem exclude each other" status --sem --counter /s
+usage_error "--format needs --counter" status --sem --format int32 /s
 # whether NAME is an item of the format is the library's to say: that
 # usage error (64 too) needs the server, see tests/cli/queue.zksh
 # DATA past ZKL_QUEUE_MAX_BYTES: an argument that long does not fit
 # Linux's limit on one argument (128 KiB), so the rule is unit-tested
 ok "usage errors exit 64 with a one-line hint"
 
-for c in "" lock elect status queue; do
+for c in "" lock elect status queue counter barrier sem; do
     # shellcheck disable=SC2086  # "" is no command
     expect_rc 0 "zkl $c --help" zkl $c --help >"$W/out" 2>"$W/err"
     grep -q "^Usage: zkl" "$W/out" || fail "zkl $c --help: no usage"
@@ -97,6 +171,33 @@ for sub in put take claim peek size ls rm; do
     grep -q "^ *zkl \[OPTIONS\] queue $sub " "$W/sub-help" || fail "zkl queue $sub --help: no usage of $sub"
     grep -q "queue .*$sub" "$W/top-help" || fail "zkl --help does not name queue $sub"
 done
+for sub in get set add cas wait; do
+    zkl counter "$sub" --help >"$W/sub-help"
+    grep -qE "^(Usage:)? *zkl \[OPTIONS\] counter $sub " "$W/sub-help" || fail "zkl counter $sub --help: no usage of $sub"
+    grep -q "counter .*$sub" "$W/top-help" || fail "zkl --help does not name counter $sub"
+done
+grep -q "status --counter" "$W/top-help" || fail "zkl --help does not name status --counter"
+zkl status --help | grep -q "status --counter" || fail "zkl status --help does not show --counter"
+for sub in set remove wait enter; do
+    zkl barrier "$sub" --help >"$W/sub-help"
+    grep -qE "^(Usage:)? *zkl \[OPTIONS\] barrier $sub " "$W/sub-help" || fail "zkl barrier $sub --help: no usage of $sub"
+    grep -q "barrier .*$sub" "$W/top-help" || fail "zkl --help does not name barrier $sub"
+done
+grep -q "status --barrier" "$W/top-help" || fail "zkl --help does not name status --barrier"
+zkl status --help | grep -q "status --barrier" || fail "zkl status --help does not show --barrier"
+zkl barrier --help >"$W/barrier-help"
+for v in ZKL_BARRIER_PATH ZKL_BARRIER_MEMBERS; do
+    grep -q "$v" "$W/barrier-help" || fail "zkl barrier --help does not name $v"
+done
+grep -q "suspended connection" "$W/barrier-help" || fail "barrier --help says nothing of suspension"
+zkl sem --help >"$W/sem-help"
+for v in ZKL_SEM_PATH ZKL_SEM_LEASES ZKL_SEM_TOKEN --count-path --qty; do
+    grep -q -- "$v" "$W/sem-help" || fail "zkl sem --help does not name $v"
+done
+grep -q "suspended connection" "$W/sem-help" || fail "sem --help says nothing of suspension"
+grep -q "sem -n MAX" "$W/top-help" || fail "zkl --help does not name sem"
+grep -q "status --sem" "$W/top-help" || fail "zkl --help does not name status --sem"
+zkl status --help | grep -q "status --sem" || fail "zkl status --help does not show --sem"
 expect_rc 0 "zkl -h" zkl -h >/dev/null
 version=$(sed -n 's/^#define ZKL_VERSION_STRING "\(.*\)"/\1/p' "$top_srcdir/include/zkl/version.h")
 [[ $(zkl --version) == "zkl $version "* ]] || fail "--version: $(zkl --version), wanted $version"
@@ -122,5 +223,19 @@ unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue ls /q
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue claim /q touch "$W/ran"
 [[ ! -e $W/ran ]] || fail "unreachable: claim ran CMD"
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status /q
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status --counter /c
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 counter get /c
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 counter add /c 1
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 counter wait /c
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status --barrier /b
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 barrier set /b
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 barrier wait /b
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 barrier enter -n 1 /b touch "$W/ran"
+[[ ! -e $W/ran ]] || fail "unreachable: barrier enter ran CMD"
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status --sem /s
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status --sem --count-path /c /s
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 sem -n 1 /s touch "$W/ran"
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 sem --count-path /c -t 0 /s touch "$W/ran"
+[[ ! -e $W/ran ]] || fail "unreachable: sem ran CMD"
 [[ ! -s $W/out ]] || fail "unreachable: wrote to stdout"
 ok "unreachable servers exit 69 naming the hosts"

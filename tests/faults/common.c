@@ -1,5 +1,6 @@
 /* tests/faults/common.c - the shared log, the checker, the recipes behind
  * one face, and the harness's verbs (see faults.h). */
+#include <dirent.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -439,4 +440,277 @@ int fc_server_port(int id) {
 int fc_orphans(zkl_session_t *s, const char *path, int timeout_ms) {
   return it_wait_children(s, path, 0, timeout_ms) ? 0
                                                   : it_children(s, path, NULL);
+}
+
+/* ---- the servers' history: their transaction logs ---------------------------- */
+
+struct cur {
+  const unsigned char *p, *end;
+  int bad;
+};
+
+static int64_t rd64(struct cur *c) {
+  if (c->end - c->p < 8) {
+    c->bad = 1;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | c->p[i];
+  c->p += 8;
+  return (int64_t)v;
+}
+
+static int32_t rd32(struct cur *c) {
+  if (c->end - c->p < 4) {
+    c->bad = 1;
+    return 0;
+  }
+  uint32_t v = (uint32_t)c->p[0] << 24 | (uint32_t)c->p[1] << 16 |
+               (uint32_t)c->p[2] << 8 | c->p[3];
+  c->p += 4;
+  return (int32_t)v;
+}
+
+/* A jute buffer or string: its bytes (not copied) and length (-1: null). */
+static const unsigned char *rdbuf(struct cur *c, int *len) {
+  *len = rd32(c);
+  if (*len < 0 || c->bad) return NULL;
+  if (c->end - c->p < *len) {
+    c->bad = 1;
+    return NULL;
+  }
+  const unsigned char *b = c->p;
+  c->p += *len;
+  return b;
+}
+
+static void skip_acl(struct cur *c) {
+  int n = rd32(c), len;
+  for (int i = 0; i < n && !c->bad; i++) {
+    rd32(c);
+    rdbuf(c, &len);
+    rdbuf(c, &len);
+  }
+}
+
+static void keep_zxid(struct fc_txhist *h, uint64_t zxid) {
+  if (h->nzx == h->capzx) {
+    h->capzx = h->capzx ? h->capzx * 2 : 4096;
+    h->zx = realloc(h->zx, h->capzx * sizeof *h->zx);
+    ck_assert_ptr_nonnull(h->zx);
+  }
+  h->zx[h->nzx++] = zxid;
+}
+
+static void keep_op(struct fc_txhist *h, const struct fc_txop *o,
+                    const unsigned char *path, int plen,
+                    const unsigned char *data, int dlen) {
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 1024;
+    h->op = realloc(h->op, h->cap * sizeof *h->op);
+    ck_assert_ptr_nonnull(h->op);
+  }
+  struct fc_txop *x = &h->op[h->n++];
+  *x = *o;
+  x->path = path != NULL ? strndup((const char *)path, (size_t)plen) : NULL;
+  x->data = NULL;
+  x->dlen = dlen > 0 ? dlen : 0;
+  if (data != NULL && dlen > 0) {
+    x->data = malloc((size_t)dlen);
+    ck_assert_ptr_nonnull(x->data);
+    memcpy(x->data, data, (size_t)dlen);
+  }
+}
+
+static int under(const unsigned char *path, int plen, const char *prefix) {
+  size_t n = strlen(prefix);
+  return path != NULL && (size_t)plen >= n &&
+         memcmp(path, prefix, n) == 0;
+}
+
+/* One transaction body of `type` (a multi's sub-transactions one by one);
+ * keeps what touches the prefix.  0, or -1 for a failed multi. */
+static int parse_txn(struct fc_txhist *h, const char *prefix,
+                     struct fc_txop *o, int type, struct cur *c) {
+  int plen, dlen;
+  const unsigned char *path, *data;
+  switch (type) {
+    case 1:  /* create */
+    case 15: /* create2 */
+    case 19: /* createContainer */
+    case 21: /* createTTL */
+      path = rdbuf(c, &plen);
+      data = rdbuf(c, &dlen);
+      skip_acl(c);
+      o->eph = 0;
+      if (type == 1 || type == 15) o->eph = c->p < c->end && *c->p++ != 0;
+      if (c->bad || !under(path, plen, prefix)) return 0;
+      o->kind = FC_T_CREATE;
+      keep_op(h, o, path, plen, data, dlen);
+      return 0;
+    case 2:  /* delete */
+    case 20: /* deleteContainer */
+      path = rdbuf(c, &plen);
+      if (c->bad || !under(path, plen, prefix)) return 0;
+      o->kind = FC_T_DELETE;
+      keep_op(h, o, path, plen, NULL, 0);
+      return 0;
+    case 5: /* setData */
+      path = rdbuf(c, &plen);
+      data = rdbuf(c, &dlen);
+      if (c->bad || !under(path, plen, prefix)) return 0;
+      o->kind = FC_T_SET;
+      keep_op(h, o, path, plen, data, dlen);
+      return 0;
+    case 14: { /* multi: vector<Txn{int type; buffer data}> */
+      int n = rd32(c);
+      struct cur subs = *c;
+      for (int i = 0; i < n && !subs.bad; i++) { /* a failed multi: none */
+        int t = rd32(&subs), len;
+        rdbuf(&subs, &len);
+        if (t == -1) return -1;
+      }
+      for (int i = 0; i < n && !c->bad; i++) {
+        int t = rd32(c), len;
+        const unsigned char *b = rdbuf(c, &len);
+        if (b == NULL) continue;
+        struct cur sc = {b, b + len, 0};
+        o->sub = i;
+        parse_txn(h, prefix, o, t, &sc);
+      }
+      return 0;
+    }
+    case -11: /* closeSession: its ephemerals go */
+      o->kind = FC_T_CLOSE;
+      keep_op(h, o, NULL, 0, NULL, 0);
+      return 0;
+  }
+  return 0;
+}
+
+/* Reads one log file: a 16-byte header ("ZKLG", version, dbid), then per
+ * transaction a checksum (8), the entry as a buffer (4 + length: the
+ * header, the body, a digest) and 'B'; zeros past the end (preallocated). */
+static void read_txnlog(struct fc_txhist *h, const char *file,
+                        const char *prefix) {
+  FILE *f = fopen(file, "rb");
+  if (f == NULL) return;
+  unsigned char hdr[16], *buf = NULL;
+  size_t cap = 0;
+  if (fread(hdr, 1, 16, f) != 16 || memcmp(hdr, "ZKLG", 4) != 0) {
+    fclose(f);
+    return;
+  }
+  h->files++;
+  for (;;) {
+    unsigned char head[12];
+    if (fread(head, 1, 12, f) != 12) break;
+    struct cur hc = {head, head + 12, 0};
+    int64_t crc = rd64(&hc);
+    int32_t len = rd32(&hc);
+    if (len <= 0) {
+      if (crc != 0) h->torn++;
+      break;
+    }
+    if ((size_t)len + 1 > cap) {
+      cap = (size_t)len + 1;
+      buf = realloc(buf, cap);
+      ck_assert_ptr_nonnull(buf);
+    }
+    if (fread(buf, 1, (size_t)len + 1, f) != (size_t)len + 1 ||
+        buf[len] != 'B') {
+      h->torn++;
+      break;
+    }
+    struct cur c = {buf, buf + len, 0};
+    struct fc_txop o;
+    memset(&o, 0, sizeof o);
+    o.sid = rd64(&c);
+    rd32(&c); /* cxid */
+    o.zxid = (uint64_t)rd64(&c);
+    o.time_ms = rd64(&c);
+    int type = rd32(&c);
+    if (c.bad) {
+      h->torn++;
+      break;
+    }
+    keep_zxid(h, o.zxid);
+    parse_txn(h, prefix, &o, type, &c);
+  }
+  free(buf);
+  fclose(f);
+}
+
+static int op_cmp(const void *a, const void *b) {
+  const struct fc_txop *x = a, *y = b;
+  if (x->zxid != y->zxid) return x->zxid < y->zxid ? -1 : 1;
+  return x->sub - y->sub;
+}
+
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The merged history of every server, by zxid, without repeats; *gaps the
+ * zxids missing between the first and the last op kept (the ops' span). */
+void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps) {
+  memset(h, 0, sizeof *h);
+  const char *dir = getenv("ZKL_TEST_ENSEMBLE_DIR");
+  for (int id = 1; id <= 3 && dir != NULL; id++) {
+    char d[1024];
+    snprintf(d, sizeof d, "%s/%d/data/version-2", dir, id);
+    DIR *dp = opendir(d);
+    if (dp == NULL) continue;
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) {
+      if (strncmp(de->d_name, "log.", 4) != 0) continue;
+      char file[1400];
+      snprintf(file, sizeof file, "%s/%s", d, de->d_name);
+      read_txnlog(h, file, prefix);
+    }
+    closedir(dp);
+  }
+  if (h->n > 1) qsort(h->op, h->n, sizeof *h->op, op_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    const struct fc_txop *a = &h->op[w > 0 ? w - 1 : 0], *b = &h->op[i];
+    if (w > 0 && a->zxid == b->zxid && a->sub == b->sub &&
+        a->kind == b->kind) {
+      free(h->op[i].path);
+      free(h->op[i].data);
+      continue;
+    }
+    h->op[w++] = h->op[i];
+  }
+  h->n = w;
+  if (h->nzx > 1) qsort(h->zx, h->nzx, sizeof *h->zx, u64_cmp);
+  w = 0;
+  for (size_t i = 0; i < h->nzx; i++)
+    if (w == 0 || h->zx[w - 1] != h->zx[i]) h->zx[w++] = h->zx[i];
+  h->nzx = w;
+  /* within the span of our ops: each epoch's counters consecutive, and a
+   * new epoch from counter 1 */
+  *gaps = 0;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    if (h->op[i].kind == FC_T_CLOSE) continue;
+    if (h->op[i].zxid < lo) lo = h->op[i].zxid;
+    if (h->op[i].zxid > hi) hi = h->op[i].zxid;
+  }
+  for (size_t i = 1; i < h->nzx; i++) {
+    uint64_t a = h->zx[i - 1], b = h->zx[i];
+    if (b <= lo || a >= hi) continue;
+    if (a >> 32 == b >> 32) *gaps += (int)(b - a - 1);
+    else *gaps += (int)((b & 0xffffffffu) - 1);
+  }
+}
+
+void fc_history_free(struct fc_txhist *h) {
+  for (size_t i = 0; i < h->n; i++) {
+    free(h->op[i].path);
+    free(h->op[i].data);
+  }
+  free(h->op);
+  free(h->zx);
 }

@@ -200,8 +200,8 @@ Suite *checker_suite(void) {
   return su;
 }
 
-/* ZKL_FAULTS names the suites to run (checker, paused, nemesis, queue;
- * default: all of them). */
+/* ZKL_FAULTS names the suites to run (checker, paused, nemesis, queue,
+ * counter, semaphore; default: all of them). */
 static int wanted(const char *name) {
   const char *w = getenv("ZKL_FAULTS");
   if (w == NULL || w[0] == '\0') return 1;
@@ -223,8 +223,10 @@ int main(void) {
   printf("3-node ensemble at %s\n\n", getenv("ZKL_TEST_HOSTS"));
   SRunner *sr = NULL;
   Suite *(*suites[])(void) = {checker_suite, paused_suite, nemesis_suite,
-                              queue_suite};
-  const char *names[] = {"checker", "paused", "nemesis", "queue"};
+                              queue_suite, counter_faults_suite,
+                              semaphore_faults_suite};
+  const char *names[] = {"checker", "paused", "nemesis", "queue", "counter",
+                         "semaphore"};
   for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
     if (!wanted(names[i])) continue;
     if (sr == NULL) sr = srunner_create(suites[i]());

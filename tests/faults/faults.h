@@ -151,9 +151,44 @@ pid_t fc_fork(void);
 /* Reaps pid by `until` (it_now_ms()); 0 if it is still running then. */
 int fc_reap_by(pid_t pid, int64_t until, int *status);
 
+/* ---- the servers' history -------------------------------------------------- */
+
+/* The transaction logs of the three servers (DIR/N/data/version-2/log.*,
+ * ZooKeeper's on-disk format), merged by zxid: a committed transaction was
+ * logged by a quorum and logs are never purged here, so the union holds
+ * every one.  Only the changes of nodes whose path begins with the prefix
+ * are kept, and every closeSession (its ephemerals go). */
+/* One change of a node under the test's prefix (or a closed session). */
+enum { FC_T_CREATE, FC_T_DELETE, FC_T_SET, FC_T_CLOSE };
+struct fc_txop {
+  uint64_t zxid;
+  int sub; /* the index in a multi */
+  int kind;
+  int64_t time_ms, sid; /* the leader's clock; the session (header) */
+  int eph;
+  char *path, *data;
+  int dlen;
+};
+
+struct fc_txhist {
+  struct fc_txop *op;
+  size_t n, cap;
+  uint64_t *zx; /* every transaction's zxid, to find gaps */
+  size_t nzx, capzx;
+  int files, torn;
+};
+
+/* The merged history, by zxid (a multi's changes by their index), without
+ * repeats; *gaps: the zxids missing between the first and the last change
+ * kept (an incomplete history). */
+void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps);
+void fc_history_free(struct fc_txhist *h);
+
 Suite *checker_suite(void);
 Suite *paused_suite(void);
 Suite *nemesis_suite(void);
 Suite *queue_suite(void); /* queue.c */
+Suite *counter_faults_suite(void); /* counter.c: counter, double barrier */
+Suite *semaphore_faults_suite(void); /* semaphore.c */
 
 #endif

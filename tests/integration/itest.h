@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zkl.h>
 #include <zookeeper/zookeeper.h>
 
@@ -56,6 +57,12 @@ Suite *async_random_suite(void); /* test-async-random.c */
 Suite *queue_suite(void);   /* test-queue.c */
 Suite *queue_interop_suite(void); /* test-queue-interop.c */
 Suite *queue_random_suite(void); /* test-queue-random.c */
+Suite *counter_suite(void); /* test-counter.c */
+Suite *counter_interop_suite(void); /* test-counter-interop.c */
+Suite *barrier_suite(void); /* test-barrier.c */
+Suite *barrier_interop_suite(void); /* test-barrier-interop.c */
+Suite *semaphore_suite(void); /* test-semaphore.c */
+Suite *semaphore_interop_suite(void); /* test-semaphore-interop.c */
 
 /* Adds an ephemeral non-contender child to root, so that the server does
  * not reap the (container) root while the test still reads its data. */
@@ -108,5 +115,100 @@ const char *it_code(int rc);
  * handle with the same id and password closes it) and waits until s says
  * ZKL_SESSION_LOST, or has a new session id already (re-established). */
 void it_expire_session(zkl_session_t *s);
+
+/* ---- the live peers of the interop suites (peer.c) ----------------------
+ * A peer is a Curator (Java) or kazoo (python3) program started with its
+ * stdin and stdout on pipes to us: it prints "ready", then answers one line
+ * a command line (or, given its work on the command line, prints what it
+ * did and "done").  A blocking call it runs on a thread of its own reports
+ * later on a line "@TAG RESULT T0 T1"; such lines are kept aside until
+ * it_peer_result() asks for them.  A command-driven peer exits by itself
+ * (a watchdog) after it_peer_secs(), a little before the test's timeout,
+ * and at the end of its stdin.  Every failure fails the test. */
+#define IT_PEER_STASH 32
+typedef struct it_peer {
+  const char *name;           /* in messages: "curator", "kazoo" */
+  pid_t pid;
+  int to, from;               /* its stdin, its stdout */
+  int answer_ms;              /* how long an answer may take: its life */
+  char buf[1 << 16];          /* read, not yet taken as lines */
+  size_t len;
+  char *stash[IT_PEER_STASH]; /* "@TAG ..." results not asked for yet */
+  int nstash;
+} it_peer_t;
+/* it_peer_spawn() flags: the peer's stderr to /dev/null (the JVM's
+ * logging notices, for a peer that reports on stdout only). */
+#define IT_PEER_QUIET 1
+/* How long a peer lives at most (seconds), its watchdog's argument: a
+ * little less than the test (IT_TIMEOUT, scaled by CK_TIMEOUT_MULTIPLIER). */
+int it_peer_secs(void);
+/* Starts argv (looked up in PATH) as the peer `name`.  It inherits none of
+ * our descriptors but its stdin and stdout (nor the test's sockets: a
+ * connection the proxy cuts must end), and SIGPIPE's default; in the test
+ * SIGPIPE is ignored (a write to a peer gone fails, and says so). */
+void it_peer_spawn(it_peer_t *p, const char *name, char *const argv[],
+                   int flags);
+/* The Java peer `cls` (compiled by it_peer_setup()) on the classpath of
+ * Debian's libcurator-recipes-java and slf4j-nop (quiet logging), with
+ * args (NULL-terminated); waits for its "ready". */
+void it_peer_java(it_peer_t *p, const char *cls, char *const args[],
+                  int flags);
+/* python3 $top_srcdir/tests/integration/<script> args...; waits for its
+ * "ready". */
+void it_peer_python(it_peer_t *p, const char *script, char *const args[],
+                    int flags);
+/* The same for a command-driven peer: its args are the hosts and its
+ * lifetime, it_peer_secs(). */
+void it_peer_curator(it_peer_t *p, const char *cls);
+void it_peer_kazoo(it_peer_t *p, const char *script);
+/* The peer's next line, without the newline, within timeout_ms: 1, or 0
+ * (and a note in line) at the end of its output or when none came in time. */
+int it_peer_read(it_peer_t *p, char *line, size_t len, int timeout_ms);
+/* The next line that is no "@" result (those are kept), within answer_ms. */
+void it_peer_line(it_peer_t *p, char *line, size_t len);
+/* The next line is `want`. */
+void it_peer_expect(it_peer_t *p, const char *want);
+/* Sends one command line. */
+__attribute__((format(printf, 2, 3))) void it_peer_say(it_peer_t *p,
+                                                       const char *fmt, ...);
+/* Sends one command and checks its one-line answer. */
+__attribute__((format(printf, 3, 4))) void it_peer_ask(it_peer_t *p,
+                                                       const char *want,
+                                                       const char *fmt, ...);
+/* Sends one command and returns its one-line answer in `got`: no "error". */
+__attribute__((format(printf, 4, 5))) void it_peer_query(it_peer_t *p,
+                                                         char *got, size_t len,
+                                                         const char *fmt, ...);
+/* A blocking call's result: "@TAG WHAT T0 T1". */
+typedef struct it_peer_result {
+  char what[64];  /* "true", "false", "error:..." */
+  int64_t t0, t1; /* the wall clock (us) around the call */
+} it_peer_result_t;
+/* The result of the peer's call TAG, within timeout_ms. */
+it_peer_result_t it_peer_result(it_peer_t *p, const char *tag, int timeout_ms);
+/* Whether the peer's call TAG is still underway: it has not reported by
+ * the time the peer answers a "ping" ("pong"). */
+int it_peer_pending(it_peer_t *p, const char *tag);
+/* The peer says "done" and exits 0 (a peer given its work on the command
+ * line); it_peer_quit() first sends "quit" (a command-driven peer). */
+void it_peer_done(it_peer_t *p);
+void it_peer_quit(it_peer_t *p);
+/* Kills the peer (SIGKILL) and reaps it. */
+void it_peer_kill(it_peer_t *p);
+/* An interop tcase's fixture.  it_peer_setup(): this run's nodes are named
+ * <prefix>-<runner pid>-... (it_peer_node(); prefix NULL: none), and the
+ * Java peer tests/integration/java/<cls>.java is compiled (once, into a
+ * temporary directory).  it_peer_teardown(): deletes every node of this
+ * run a failed test left behind (saying so, as `suite`), and the classes. */
+void it_peer_setup(const char *suite, const char *prefix, const char *cls);
+void it_peer_teardown(void);
+/* Curator runs here only with a JDK and Debian's libcurator-recipes-java:
+ * without them 0 (the test passes empty), unless CI is set and not
+ * "false" or "0" (then the test fails). */
+int it_peer_curator_here(void);
+/* A unique node for one test, under this run's prefix (it_root()). */
+void it_peer_node(char *buf, size_t len, const char *tag);
+/* Deletes path and everything below it, whatever is there. */
+void it_peer_delete_tree(zhandle_t *zh, const char *path);
 
 #endif

@@ -29,6 +29,12 @@ int main(void) {
   srunner_add_suite(sr, queue_suite());
   srunner_add_suite(sr, queue_interop_suite());
   srunner_add_suite(sr, queue_random_suite());
+  srunner_add_suite(sr, counter_suite());
+  srunner_add_suite(sr, counter_interop_suite());
+  srunner_add_suite(sr, barrier_suite());
+  srunner_add_suite(sr, barrier_interop_suite());
+  srunner_add_suite(sr, semaphore_suite());
+  srunner_add_suite(sr, semaphore_interop_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -3,66 +3,13 @@
  * a small Java program, compiled here) and python3-kazoo's Queue (the
  * `entry-<prio>-` format): order, binary payloads, priorities, and a
  * blocked consumer of either side woken by the other's put. */
-#include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "itest.h"
-
-extern char **environ;
-
-/* ---- peers: a process whose stdout we read line by line ----------------- */
-
-typedef struct peer {
-  pid_t pid;
-  FILE *from;
-} peer_t;
-
-static peer_t peer_spawn(char *const argv[], int quiet) {
-  int out[2];
-  ck_assert_int_eq(pipe(out), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
-  if (quiet) /* the JVM's logging notices: the peer reports on stdout */
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  peer_t p;
-  int rc = posix_spawnp(&p.pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ck_assert_msg(rc == 0, "cannot start %s: %s", argv[0], strerror(rc));
-  close(out[1]);
-  p.from = fdopen(out[0], "r");
-  return p;
-}
-
-/* The peer's next line, without the newline ("" at its end). */
-static void peer_line(peer_t *p, char *buf, size_t len) {
-  if (fgets(buf, (int)len, p->from) == NULL) buf[0] = '\0';
-  buf[strcspn(buf, "\n")] = '\0';
-}
-
-static void peer_expect(peer_t *p, const char *want) {
-  char line[4096];
-  peer_line(p, line, sizeof line);
-  ck_assert_str_eq(line, want);
-}
-
-/* The peer says it is done and exits 0.  By value, so that a peer that
- * only acts can be started and ended in one line. */
-static void peer_end(peer_t p) {
-  peer_expect(&p, "done");
-  int status;
-  ck_assert_int_eq(waitpid(p.pid, &status, 0), p.pid);
-  fclose(p.from);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "peer exited with status %d", status);
-}
 
 static void hex(const void *data, size_t len, char *out) {
   if (len == 0) {
@@ -73,66 +20,44 @@ static void hex(const void *data, size_t len, char *out) {
     sprintf(out + 2 * i, "%02x", ((const unsigned char *)data)[i]);
 }
 
-/* ---- Curator: the Java peer, compiled once per test case ----------------- */
+/* ---- the peers (peer.c): given their work on the command line --------- */
 
-static char java_dir[256];
-static int have_javac;
-
-static void java_setup(void) {
-  const char *src = getenv("top_srcdir");
-  char cmd[2048];
-  snprintf(java_dir, sizeof java_dir, "%s/zkl-java-XXXXXX",
-           getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-  if (mkdtemp(java_dir) == NULL) return;
-  snprintf(cmd, sizeof cmd,
-           "javac -nowarn -d '%s' -cp /usr/share/java/curator-recipes.jar "
-           "'%s/tests/integration/java/CuratorQueuePeer.java' >&2",
-           java_dir, src != NULL ? src : ".");
-  have_javac = system(cmd) == 0;
+static void suite_setup(void) {
+  it_peer_setup("queue-interop", NULL, "CuratorQueuePeer");
 }
 
-static void java_teardown(void) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", java_dir);
-  if (java_dir[0] != '\0' && system(cmd) != 0) fprintf(stderr, "%s failed\n", cmd);
+/* Curator's SimpleDistributedQueue on path: mode a1 a2 a3 (a NULL ends
+ * them); the JVM's logging notices quiet, the peer reports on stdout. */
+static void curator(it_peer_t *p, const char *path, const char *mode,
+                    const char *a1, const char *a2, const char *a3) {
+  char *const args[] = {(char *)it_hosts(), (char *)path, (char *)mode,
+                        (char *)a1,         (char *)a2,   (char *)a3,
+                        NULL};
+  it_peer_java(p, "CuratorQueuePeer", args, IT_PEER_QUIET);
 }
 
-/* Curator runs here only with a JDK and Debian's libcurator-recipes-java:
- * without them the test passes empty, unless CI is set (then it fails). */
-static int curator_here(void) {
-  if (have_javac && access("/usr/share/java/curator-recipes.jar", R_OK) == 0)
-    return 1;
-  const char *ci = getenv("CI");
-  ck_assert_msg(ci == NULL || ci[0] == '\0' || strcmp(ci, "false") == 0,
-                "CI: javac or libcurator-recipes-java missing");
-  fprintf(stderr, "SKIP: javac or libcurator-recipes-java missing\n");
-  return 0;
+/* kazoo's Queue / LockingQueue on path: mode a1 a2 a3. */
+static void kazoo(it_peer_t *p, const char *path, const char *mode,
+                  const char *a1, const char *a2, const char *a3) {
+  char *const args[] = {(char *)it_hosts(), (char *)path, (char *)mode,
+                        (char *)a1,         (char *)a2,   (char *)a3,
+                        NULL};
+  it_peer_python(p, "queue_peer.py", args, 0);
 }
 
-static peer_t curator(const char *path, const char *mode, const char *a1,
-                      const char *a2, const char *a3) {
-  char cp[512];
-  snprintf(cp, sizeof cp, "/usr/share/java/curator-recipes.jar:%s", java_dir);
-  char *argv[] = {"java", "-cp", cp, "CuratorQueuePeer", (char *)it_hosts(),
-                  (char *)path, (char *)mode, (char *)a1, (char *)a2,
-                  (char *)a3, NULL};
-  peer_t p = peer_spawn(argv, 1);
-  peer_expect(&p, "ready");
-  return p;
+/* A peer that only acts, started and ended (it says "done", exits 0). */
+static void curator_does(const char *path, const char *mode, const char *a1,
+                         const char *a2, const char *a3) {
+  it_peer_t p;
+  curator(&p, path, mode, a1, a2, a3);
+  it_peer_done(&p);
 }
 
-static peer_t kazoo(const char *path, const char *mode, const char *a1,
-                    const char *a2, const char *a3) {
-  char script[1024];
-  const char *src = getenv("top_srcdir");
-  snprintf(script, sizeof script, "%s/tests/integration/queue_peer.py",
-           src != NULL ? src : ".");
-  char *argv[] = {"/usr/bin/python3", script, (char *)it_hosts(),
-                  (char *)path, (char *)mode, (char *)a1, (char *)a2,
-                  (char *)a3, NULL};
-  peer_t p = peer_spawn(argv, 0);
-  peer_expect(&p, "ready");
-  return p;
+static void kazoo_does(const char *path, const char *mode, const char *a1,
+                       const char *a2, const char *a3) {
+  it_peer_t p;
+  kazoo(&p, path, mode, a1, a2, a3);
+  it_peer_done(&p);
 }
 
 static void take_hex(zkl_queue_t *q, int64_t timeout_ms, const char *want) {
@@ -154,12 +79,12 @@ static void takes_exactly(zkl_queue_t *q, const char *const want[]) {
 /* ---- Curator ------------------------------------------------------------ */
 
 START_TEST(curator_offers_zkl_takes) {
-  if (!curator_here()) return;
+  if (!it_peer_curator_here()) return;
   char root[128];
   it_root(root, sizeof root, "qi-cur1");
   zkl_session_t *s = it_session();
   zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_QN, 100);
-  peer_end(curator(root, "offer", "00ff10", "-", "68690a00"));
+  curator_does(root, "offer", "00ff10", "-", "68690a00");
   takes_exactly(q, (const char *const[]){"00ff10", "-", "68690a00", NULL});
   zkl_queue_destroy(q);
   zkl_session_close(s);
@@ -167,7 +92,7 @@ START_TEST(curator_offers_zkl_takes) {
 END_TEST
 
 START_TEST(zkl_puts_curator_takes) {
-  if (!curator_here()) return;
+  if (!it_peer_curator_here()) return;
   char root[128], h[64];
   it_root(root, sizeof root, "qi-cur2");
   zkl_session_t *s = it_session();
@@ -176,12 +101,13 @@ START_TEST(zkl_puts_curator_takes) {
   ck_assert_int_eq(zkl_queue_put(q, payload[0], 4, 5000), 0);
   zkl_buf_t b[3] = {{payload[1], 4}, {payload[2], 1}, {payload[3], 1}};
   ck_assert_int_eq(zkl_queue_put_batch(q, b, 3, 5000), 0);
-  peer_t p = curator(root, "take", "4", "10", NULL);
+  it_peer_t p;
+  curator(&p, root, "take", "4", "10", NULL);
   for (int i = 0; i < 4; i++) {
     hex(payload[i], i < 2 ? 4 : 1, h);
-    peer_expect(&p, h);
+    it_peer_expect(&p, h);
   }
-  peer_end(p);
+  it_peer_done(&p);
   size_t n = 9;
   ck_assert_int_eq(zkl_queue_size(q, &n), 0);
   ck_assert_uint_eq(n, 0);
@@ -224,19 +150,20 @@ static void taker_got(taker_t *t, const char *want) {
 
 /* A consumer blocked on either side is woken by the other side's put. */
 START_TEST(curator_and_zkl_wake_each_other) {
-  if (!curator_here()) return;
+  if (!it_peer_curator_here()) return;
   char root[128];
   it_root(root, sizeof root, "qi-cur3");
   zkl_session_t *s = it_session();
   zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_QN, 100);
-  peer_t p = curator(root, "take", "1", "30", NULL);
+  it_peer_t p;
+  curator(&p, root, "take", "1", "30", NULL);
   usleep(500 * 1000); /* Curator waits on its children watch */
   ck_assert_int_eq(zkl_queue_put(q, "\x01\x02", 2, 5000), 0);
-  peer_expect(&p, "0102");
-  peer_end(p);
+  it_peer_expect(&p, "0102");
+  it_peer_done(&p);
   taker_t t;
   taker_start(&t, q);
-  peer_end(curator(root, "offer", "c0ffee", NULL, NULL));
+  curator_does(root, "offer", "c0ffee", NULL, NULL);
   taker_got(&t, "c0ffee");
   zkl_queue_destroy(q);
   zkl_session_close(s);
@@ -250,8 +177,8 @@ START_TEST(kazoo_puts_zkl_takes_by_priority) {
   it_root(root, sizeof root, "qi-kz1");
   zkl_session_t *s = it_session();
   zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_KAZOO, 100);
-  peer_end(kazoo(root, "put", "200", "61", "6200"));
-  peer_end(kazoo(root, "put", "10", "63", NULL));
+  kazoo_does(root, "put", "200", "61", "6200");
+  kazoo_does(root, "put", "10", "63", NULL);
   takes_exactly(q, (const char *const[]){"63", "61", "6200", NULL});
   zkl_queue_destroy(q);
   zkl_session_close(s);
@@ -267,12 +194,13 @@ START_TEST(zkl_puts_kazoo_gets_by_priority) {
   ck_assert_int_eq(zkl_queue_put(lo, "x", 1, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(lo, "", 0, 5000), 0);
   ck_assert_int_eq(zkl_queue_put(hi, "z\0", 2, 5000), 0);
-  peer_t p = kazoo(root, "get", "4", NULL, NULL);
-  peer_expect(&p, "7a00");
-  peer_expect(&p, "78");
-  peer_expect(&p, "-");
-  peer_expect(&p, "none");
-  peer_end(p);
+  it_peer_t p;
+  kazoo(&p, root, "get", "4", NULL, NULL);
+  it_peer_expect(&p, "7a00");
+  it_peer_expect(&p, "78");
+  it_peer_expect(&p, "-");
+  it_peer_expect(&p, "none");
+  it_peer_done(&p);
   zkl_queue_destroy(lo);
   zkl_queue_destroy(hi);
   zkl_session_close(s);
@@ -286,7 +214,7 @@ START_TEST(kazoo_put_wakes_a_blocked_zkl_take) {
   zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_KAZOO, 100);
   taker_t t;
   taker_start(&t, q);
-  peer_end(kazoo(root, "put", "100", "beef", NULL));
+  kazoo_does(root, "put", "100", "beef", NULL);
   taker_got(&t, "beef");
   zkl_queue_destroy(q);
   zkl_session_close(s);
@@ -301,14 +229,15 @@ START_TEST(kazoo_locking_queue_both_ways) {
   it_root(root, sizeof root, "qi-kzl");
   zkl_session_t *s = it_session();
   zkl_queue_t *q = it_queue(s, root, ZKL_QUEUE_LOCKING, 100);
-  peer_end(kazoo(root, "lput", "100", "6b31", "6b32"));
+  kazoo_does(root, "lput", "100", "6b31", "6b32");
   zkl_item_t it;
   ck_assert_int_eq(zkl_queue_claim(q, 5000, &it), 0);
   ck_assert_str_eq(it.data, "k1");
   /* kazoo skips zkl's claim: it gets k2 and consumes it */
-  peer_t p = kazoo(root, "lget", "1", "10", NULL);
-  peer_expect(&p, "6b32");
-  peer_end(p);
+  it_peer_t p;
+  kazoo(&p, root, "lget", "1", "10", NULL);
+  it_peer_expect(&p, "6b32");
+  it_peer_done(&p);
   ck_assert_int_eq(zkl_queue_ack(q, &it), 0);
   zkl_item_free(&it);
   /* zkl puts; kazoo gets them in order (lower priority first) */
@@ -318,11 +247,11 @@ START_TEST(kazoo_locking_queue_both_ways) {
   /* zkl's claim on b (the head) makes kazoo wait for a; nack gives b back */
   ck_assert_int_eq(zkl_queue_claim(q, 5000, &it), 0);
   ck_assert_str_eq(it.data, "b");
-  p = kazoo(root, "lget", "2", "10", NULL);
-  peer_expect(&p, "61");
+  kazoo(&p, root, "lget", "2", "10", NULL);
+  it_peer_expect(&p, "61");
   ck_assert_int_eq(zkl_queue_nack(q, &it, ZKL_QUEUE_HEAD), 0);
-  peer_expect(&p, "62");
-  peer_end(p);
+  it_peer_expect(&p, "62");
+  it_peer_done(&p);
   zkl_item_free(&it);
   ck_assert_int_eq(zkl_queue_claim(q, 0, &it), ZKL_EEMPTY);
   /* a kazoo claim is skipped by zkl (kazoo waits holding it, then
@@ -339,7 +268,7 @@ END_TEST
 Suite *queue_interop_suite(void) {
   Suite *su = suite_create("queue-interop");
   TCase *tc = it_tcase("queue-interop");
-  tcase_add_unchecked_fixture(tc, java_setup, java_teardown);
+  tcase_add_unchecked_fixture(tc, suite_setup, it_peer_teardown);
   tcase_add_test(tc, curator_offers_zkl_takes);
   tcase_add_test(tc, zkl_puts_curator_takes);
   tcase_add_test(tc, curator_and_zkl_wake_each_other);

@@ -1,0 +1,1117 @@
+/* tests/faults/semaphore.c - the counting semaphore (zkl/semaphore.h) under
+ * a seeded randomized fault schedule on the harness's 3-node ensemble
+ * (ZKL_TEST_ENSEMBLE=1 tests/with-zookeeper; ZKL_FAULTS=semaphore).
+ *
+ * MAX = 3 leases.  5 worker processes, each with its own 2 s session
+ * reaching the ensemble through three proxies of its own
+ * (tests/integration/proxy.c), loop: zkl_sem_acquire(qty 1 or 2, drawn
+ * from the seed, with a deadline of 0.2..3 s) -> hold 20..150 ms ->
+ * zkl_sem_lease_health() on every lease -> zkl_sem_release().  Each lease
+ * node's data names its worker ("w<who>").  Spare processes take a killed
+ * worker's slot as a new incarnation (a new `who`).  Every 0.5..2.5 s the
+ * schedule (seeded from fc_seed()) draws one fault, as in counter.c: pause
+ * a worker (SIGSTOP 0.3..5 s, both sides of the session timeout), SIGKILL
+ * a worker (a spare takes over), cut a worker's connection (its proxies
+ * blackholed 0.5..5 s), cut it right after its next request of one kind is
+ * forwarded (the lease multi most often, else a delete or a create: the
+ * server applies it, the answer is lost), or kill, pause or restart one
+ * ZooKeeper server (one at a time: the quorum stays).  The first faults
+ * are fixed: a pause of 2.25..2.5 session timeouts of a worker inside
+ * zkl_sem_acquire() (queued at the gate, or waiting for room: the earlier
+ * bug's case, a waiter paused past its session timeout that then got
+ * lock() == 0 on a lost session), a cut right after a lease multi, a kill,
+ * a cut, a server restart.
+ *
+ * The judge is the servers' own history (their transaction logs merged
+ * by zxid, fc_history_read(); a zxid missing in the span is reported as an
+ * incomplete history and fails the run, but is not called a violation),
+ * plus the workers' log.  What is a violation, and what is allowed:
+ *
+ * (1) At most MAX leases at once.  Replaying the history, a lease node
+ *     (a child of <path>/leases) is alive from its create until its
+ *     delete or the closeSession of its ephemeral owner (an expiry is a
+ *     closeSession too).  After every transaction (a multi as a whole) at
+ *     most MAX are alive.  A lease whose holder was killed, paused or cut
+ *     off still counts while its session lives: from the ensemble's view
+ *     it is held, and it is the ensemble that grants.  More than MAX alive
+ *     at one zxid is a violation whatever the clients said.
+ * (2) No phantom grant.  Every lease of an acquire that returned 0 is a
+ *     node in the history that (a) its worker's session at the return
+ *     owns (ephemeralOwner == zkl_session_id() then), (b) carries its
+ *     worker's data, (c) has the czxid the lease's token says, (d) was
+ *     created before the return (the leader's stamp, same machine's
+ *     clock, ms) and (e) was not deleted nor its session closed before
+ *     the return (stamp strictly earlier in ms).  A 0 on a lease whose
+ *     session the ensemble had already closed is the earlier bug.
+ *     Allowed: the node going away after the return (a pause or a cut
+ *     while holding: zkl_sem_lease_health() is how the holder learns,
+ *     and the ensemble no longer counts it, so (1) holds).
+ * (3) Nothing left: once the faults are undone and the liveness phase is
+ *     over, the workers stop acquiring but keep their sessions open (so
+ *     that a close does not hide a leftover); within 15 s (dead sessions
+ *     expire, janitors delete the nodes of lost answers) <path>/leases
+ *     and <path>/locks (the gate) have no children.
+ * (4) Liveness: after the last fault every slot's incarnation acquires
+ *     again (within 20 s), and all grants together number at least 100.
+ * (5) Only documented codes: acquire 0, ZKL_ETIMEDOUT, ZKL_ESUSPENDED,
+ *     ZKL_ELOST (ZKL_EBUSY needs timeout 0, ZKL_ECANCELED a cancel,
+ *     ZKL_EINVAL a bad call: none here); release 0, ZKL_ELOST,
+ *     ZKL_ESUSPENDED; lease_health 0, ZKL_ESUSPENDED, ZKL_ELOST.
+ *     Allowed and counted: every one of these; lease_health() 0 while the
+ *     node was already gone on the server is counted, not failed (it is
+ *     documented as the session's state as the client knows it, no
+ *     request).
+ *
+ * ZKL_SEM_FAULT_SEED replays a run (it fixes the faults' kinds, delays and
+ * durations and the workers' draws; which worker a fault hits also depends
+ * on what they are doing then); ZKL_SEM_FAULT_SECONDS sets the faulted
+ * span (default 30).  A failed run writes its log to semaphore-SEED.log
+ * and prints the fault trace (always with ZKL_SEM_FAULT_TRACE set).
+ *
+ * The fault schedule and the worker's proxies follow counter.c's (they
+ * are tied to each file's fleet and log). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faults.h"
+
+#define SESSION_MS 2000
+#define SERVERS 3
+#define NSLOTS 5
+#define MAX 3
+#define MAXSPARES 32
+#define EV_MAX 200000
+#define MAXTRACE 1024
+#define STOP_MS 30000
+#define MAX_PAUSED 2
+#define MAXNODES 100000
+#define OP_DELETE 2
+#define OP_MULTI 14
+#define OP_CREATE2 15
+
+static uint64_t sf_seed;
+static int sf_seconds;
+
+/* ==== the workers' log (shared memory) ====================================*/
+
+enum {
+  E_ACQ = 1, /* an acquire is called: qty, value = deadline, sid          */
+  E_ACQ_RET, /* its answer: rc, sid then, the leases (names, tokens)      */
+  E_HEALTH,  /* lease_health of lease `qty` (index): rc                   */
+  E_REL_RET, /* release: rc                                               */
+  E_PAUSE,
+  E_RESUME,
+  E_KILLED,
+  E_TYPES
+};
+static const char *ev_names[E_TYPES] = {"?",      "ACQ",    "ACQ_RET",
+                                        "HEALTH", "REL",    "PAUSE",
+                                        "RESUME", "KILLED"};
+
+struct ev {
+  int type; /* 0 while being written */
+  int who, rc, qty;
+  int64_t value;
+  uint64_t sid, token[2];
+  char name[2][64];
+  int64_t t_us, t_real_us;
+};
+
+struct evlog {
+  int n;
+  struct ev e[EV_MAX];
+};
+
+static struct evlog *elog;
+
+static int64_t real_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static struct ev *ev_begin(void) {
+  int k = __atomic_fetch_add(&elog->n, 1, __ATOMIC_SEQ_CST);
+  if (k >= EV_MAX) return NULL;
+  struct ev *e = &elog->e[k];
+  e->t_us = fc_now_us();
+  e->t_real_us = real_us();
+  return e;
+}
+
+static void ev_add(int type, int who, int rc, int qty, int64_t value,
+                   uint64_t sid) {
+  struct ev *e = ev_begin();
+  if (e == NULL) return;
+  e->who = who;
+  e->rc = rc;
+  e->qty = qty;
+  e->value = value;
+  e->sid = sid;
+  __atomic_store_n(&e->type, type, __ATOMIC_SEQ_CST);
+}
+
+static int ev_count(void) {
+  int n = fc_load(&elog->n);
+  return n < EV_MAX ? n : EV_MAX;
+}
+
+/* ==== the fleet (shared with the workers) =================================*/
+
+enum { W_IDLE, W_CALL, W_HOLD };
+
+struct fslot {
+  int state;            /* atomic, written by the incarnation */
+  int64_t cut_until_ms; /* atomic */
+  int cut_op, cut_gen, op_cuts; /* atomic */
+  int grants;           /* atomic: acquires that returned 0 */
+};
+
+struct fspare {
+  pid_t pid;
+  int who, slot;
+  int go;
+};
+
+struct fleet {
+  int stop, idle; /* atomic: idle: acquire no more, keep the session */
+  uint64_t seed;
+  char path[160];
+  struct fslot slot[NSLOTS];
+  int nspares, used;
+  struct fspare spare[MAXSPARES];
+};
+
+static struct fleet *fl;
+
+/* ---- the worker processes ------------------------------------------------*/
+
+struct worker {
+  int slot, who;
+  pid_t parent;
+  it_proxy_t *px[SERVERS];
+  char hosts[128];
+  pthread_t ctl;
+  int ctl_stop;
+};
+
+static int stopping(const struct worker *w) {
+  return fc_load(&fl->stop) || getppid() != w->parent;
+}
+
+static int total_cuts(struct worker *w) {
+  int n = 0;
+  for (int i = 0; i < SERVERS; i++) n += it_proxy_cuts(w->px[i]);
+  return n;
+}
+
+/* As counter.c's: blackholes the proxies while cut_until_ms lies ahead;
+ * arms a cut after the next request of cut_op when cut_gen changes. */
+static void *cut_control(void *arg) {
+  struct worker *w = arg;
+  struct fslot *sl = &fl->slot[w->slot];
+  int cut = 0, gen = fc_load(&sl->cut_gen), armed = 0, base = 0;
+  int64_t armed_at = 0;
+  while (!fc_load(&w->ctl_stop)) {
+    int64_t now = it_now_ms();
+    int want = now < __atomic_load_n(&sl->cut_until_ms, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < SERVERS && want != cut; i++)
+      it_proxy_blackhole(w->px[i], want);
+    cut = want;
+    int g = fc_load(&sl->cut_gen);
+    if (g != gen) {
+      gen = g;
+      int op = fc_load(&sl->cut_op);
+      if (armed)
+        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
+                           __ATOMIC_SEQ_CST);
+      base = total_cuts(w);
+      for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], op);
+      armed = op != 0;
+      armed_at = now;
+    }
+    if (armed) {
+      int n = total_cuts(w);
+      if (n > base || now - armed_at > 5000) {
+        for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], 0);
+        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
+                           __ATOMIC_SEQ_CST);
+        armed = 0;
+      }
+    }
+    it_sleep_ms(5);
+  }
+  return NULL;
+}
+
+static void proxies_start(struct worker *w) {
+  size_t off = 0;
+  for (int i = 0; i < SERVERS; i++) {
+    w->px[i] = it_proxy_start_to(fc_server_port(i + 1));
+    off += (size_t)snprintf(w->hosts + off, sizeof w->hosts - off,
+                            "%s127.0.0.1:%d", i > 0 ? "," : "",
+                            it_proxy_port(w->px[i]));
+  }
+  if (pthread_create(&w->ctl, NULL, cut_control, w) != 0) _exit(4);
+}
+
+static void proxies_stop(struct worker *w) {
+  fc_store(&w->ctl_stop, 1);
+  pthread_join(w->ctl, NULL);
+  for (int i = 0; i < SERVERS; i++) it_proxy_stop(w->px[i]);
+}
+
+static zkl_sem_t *sem_of(zkl_session_t *s, const char *data) {
+  zkl_sem_opts_t o;
+  zkl_sem_opts_init(&o);
+  o.max = MAX;
+  o.data = data;
+  o.data_len = strlen(data);
+  zkl_sem_t *m = NULL;
+  return zkl_sem_create(&m, s, fl->path, &o) == 0 ? m : NULL;
+}
+
+static int sem_body(struct worker *w) {
+  struct fslot *me = &fl->slot[w->slot];
+  uint64_t r = it_mix64(fl->seed ^ ((uint64_t)w->who << 24) ^ 0x5e4a) | 1;
+  zkl_session_t *s = NULL;
+  zkl_sem_t *m = NULL;
+  char data[16];
+  snprintf(data, sizeof data, "w%d", w->who);
+  while (!stopping(w)) {
+    if (fc_load(&fl->idle)) { /* the session stays open */
+      it_sleep_ms(5);
+      continue;
+    }
+    if (s == NULL) {
+      s = fc_session(w->hosts, SESSION_MS);
+      if (s == NULL || (m = sem_of(s, data)) == NULL) {
+        zkl_session_close(s);
+        s = NULL;
+        it_sleep_ms(100);
+        continue;
+      }
+    }
+    uint64_t d = fc_xorshift(&r);
+    unsigned qty = d % 3 == 0 ? 2 : 1;
+    int64_t timeout = 200 + (int64_t)((d >> 8) % 2801);
+    int hold = 20 + (int)((d >> 24) % 131);
+    zkl_lease_t leases[2];
+    memset(leases, 0, sizeof leases);
+    fc_store(&me->state, W_CALL);
+    ev_add(E_ACQ, w->who, 0, (int)qty, timeout, (uint64_t)zkl_session_id(s));
+    int rc = zkl_sem_acquire(m, qty, timeout, leases);
+    struct ev *e = ev_begin();
+    if (e != NULL) {
+      e->who = w->who;
+      e->rc = rc;
+      e->qty = (int)qty;
+      e->value = timeout;
+      e->sid = (uint64_t)zkl_session_id(s);
+      for (unsigned i = 0; rc == 0 && i < qty; i++) {
+        e->token[i] = leases[i].token;
+        snprintf(e->name[i], sizeof e->name[i], "%s", leases[i].name);
+      }
+      __atomic_store_n(&e->type, E_ACQ_RET, __ATOMIC_SEQ_CST);
+    }
+    if (rc != 0 && rc != ZKL_ETIMEDOUT && rc != ZKL_ESUSPENDED)
+      fprintf(stderr, "semaphore: w%d: acquire: %s (%s)\n", w->who,
+              zkl_err_name(rc), zkl_last_error());
+    if (rc == 0) {
+      __atomic_add_fetch(&me->grants, 1, __ATOMIC_SEQ_CST);
+      fc_store(&me->state, W_HOLD);
+      it_sleep_ms(hold);
+      for (unsigned i = 0; i < qty; i++)
+        ev_add(E_HEALTH, w->who, zkl_sem_lease_health(m, &leases[i]), (int)i,
+               0, (uint64_t)zkl_session_id(s));
+      fc_store(&me->state, W_CALL);
+      int rr = zkl_sem_release(m, leases, qty);
+      ev_add(E_REL_RET, w->who, rr, (int)qty, 0, (uint64_t)zkl_session_id(s));
+      if (rr != 0)
+        fprintf(stderr, "semaphore: w%d: release: %s (%s)\n", w->who,
+                zkl_err_name(rr), zkl_last_error());
+    }
+    fc_store(&me->state, W_IDLE);
+    if (rc == ZKL_ELOST) { /* a new session, as an application would */
+      zkl_sem_destroy(m);
+      zkl_session_close(s);
+      m = NULL;
+      s = NULL;
+    } else if (rc != 0 && rc != ZKL_ETIMEDOUT && rc != ZKL_ESUSPENDED) {
+      it_sleep_ms(20);
+    }
+  }
+  zkl_sem_destroy(m);
+  zkl_session_close(s);
+  return 0;
+}
+
+static int worker_run(struct worker *w) {
+  proxies_start(w);
+  int rc = sem_body(w);
+  proxies_stop(w);
+  return rc;
+}
+
+static int spare_run(struct worker *w, int k) {
+  struct fspare *sp = &fl->spare[k];
+  while (!fc_load(&sp->go)) {
+    if (stopping(w)) return 0;
+    it_sleep_ms(5);
+  }
+  w->slot = sp->slot;
+  return worker_run(w);
+}
+
+static pid_t spawn(int slot, int who, int spare) {
+  pid_t pid = fc_fork();
+  if (pid > 0) return pid;
+  static struct worker w;
+  w = (struct worker){.slot = slot, .who = who, .parent = getppid()};
+  _exit(spare < 0 ? worker_run(&w) : spare_run(&w, spare));
+}
+
+/* ==== the fault schedule (the test process; as counter.c's) ===============*/
+
+typedef enum {
+  F_PAUSE,
+  F_KILL,
+  F_CUT,
+  F_CUT_OP,
+  F_KILL_SERVER,
+  F_PAUSE_SERVER,
+  F_RESTART_SERVER,
+  F_KINDS
+} fault_t;
+static const char *fault_names[F_KINDS] = {
+    "pause worker", "kill worker",  "cut worker",    "cut after op",
+    "kill server",  "pause server", "restart server"};
+
+enum { SV_UP, SV_DOWN, SV_PAUSED, SV_RESTARTING };
+
+struct trace {
+  int64_t t_us;
+  fault_t kind;
+  int who, dur_ms, arg;
+};
+
+static const fault_t forced[] = {F_PAUSE, F_CUT_OP, F_KILL, F_CUT,
+                                 F_RESTART_SERVER};
+static const int cut_ops[] = {OP_MULTI, OP_MULTI, OP_DELETE, OP_CREATE2};
+
+static struct {
+  uint64_t rng;
+  struct {
+    pid_t pid;
+    int who;
+    int64_t resume_at, lift_at;
+  } slot[NSLOTS];
+  int srv_state, srv_id;
+  int64_t srv_undo_at;
+  pid_t srv_helper;
+  int armed, a_dur, a_state, a_op;
+  fault_t a_kind;
+  uint64_t a_pick;
+  int64_t a_until, next;
+  int forced_i;
+  int faults[F_KINDS], skipped[F_KINDS], long_pauses, long_pauses_in_call;
+  int harness_failures, died, stuck, tick;
+  int ntrace;
+  struct trace trace[MAXTRACE];
+} nm;
+
+static uint64_t rnd(void) { return fc_xorshift(&nm.rng); }
+
+static int between(uint64_t r, int lo, int hi) {
+  return lo + (int)(r % (uint64_t)(hi - lo + 1));
+}
+
+static void note(fault_t kind, int who, int dur_ms, int arg) {
+  nm.faults[kind]++;
+  if (nm.ntrace < MAXTRACE)
+    nm.trace[nm.ntrace++] = (struct trace){fc_now_us(), kind, who, dur_ms,
+                                           arg};
+}
+
+static int harness_now(const char *verb, int id) {
+  char cmd[1024];
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
+  if (system(cmd) == 0) return 1;
+  fprintf(stderr, "semaphore-faults: harness %s %d failed\n", verb, id);
+  nm.harness_failures++;
+  return 0;
+}
+
+static pid_t harness_async(const char *verb, int id) {
+  char cmd[1024];
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0) nm.harness_failures++;
+  return pid;
+}
+
+static void lost_worker(int s, int status) {
+  fprintf(stderr, "semaphore-faults: slot %d (w%d) exited by itself, "
+          "status %d\n", s, nm.slot[s].who, status);
+  nm.slot[s].pid = 0;
+  nm.died++;
+}
+
+static void reap_unexpected(void) {
+  for (int s = 0; s < NSLOTS; s++) {
+    int st;
+    pid_t pid = nm.slot[s].pid;
+    if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) lost_worker(s, st);
+  }
+}
+
+static int paused_now(void) {
+  int n = 0;
+  for (int s = 0; s < NSLOTS; s++) n += nm.slot[s].resume_at != 0;
+  return n;
+}
+
+static int choose(uint64_t pick, int (*ok)(int s), int *slot) {
+  int cand[NSLOTS], n = 0;
+  for (int s = 0; s < NSLOTS; s++)
+    if (nm.slot[s].pid > 0 && ok(s)) cand[n++] = s;
+  if (n == 0) return 0;
+  *slot = cand[pick % (uint64_t)n];
+  return 1;
+}
+
+static int pausable(int s) {
+  return nm.slot[s].resume_at == 0 && paused_now() < MAX_PAUSED &&
+         (nm.a_state < 0 || fc_load(&fl->slot[s].state) == nm.a_state);
+}
+static int killable(int s) {
+  return nm.slot[s].resume_at == 0 && fl->used < fl->nspares;
+}
+static int cuttable(int s) { return nm.slot[s].lift_at == 0; }
+static int running(int s) { return nm.slot[s].resume_at == 0; }
+
+static int pause_worker(uint64_t pick, int dur) {
+  int s, st;
+  if (!choose(pick, pausable, &s)) return 0;
+  kill(nm.slot[s].pid, SIGSTOP);
+  if (waitpid(nm.slot[s].pid, &st, WUNTRACED) != nm.slot[s].pid ||
+      !WIFSTOPPED(st)) {
+    lost_worker(s, st);
+    return 1;
+  }
+  int state = fc_load(&fl->slot[s].state);
+  ev_add(E_PAUSE, nm.slot[s].who, 0, state, dur, 0);
+  nm.slot[s].resume_at = it_now_ms() + dur;
+  nm.long_pauses += dur > SESSION_MS;
+  nm.long_pauses_in_call += dur > SESSION_MS && state == W_CALL;
+  note(F_PAUSE, nm.slot[s].who, dur, state);
+  return 1;
+}
+
+static void resume_worker(int s) {
+  ev_add(E_RESUME, nm.slot[s].who, 0, 0, 0, 0);
+  kill(nm.slot[s].pid, SIGCONT);
+  nm.slot[s].resume_at = 0;
+}
+
+static int kill_worker(uint64_t pick) {
+  int s, st;
+  if (!choose(pick, killable, &s)) return 0;
+  int state = fc_load(&fl->slot[s].state), who = nm.slot[s].who;
+  kill(nm.slot[s].pid, SIGKILL);
+  waitpid(nm.slot[s].pid, &st, 0);
+  ev_add(E_KILLED, who, 0, state, 0, 0);
+  note(F_KILL, who, 0, state);
+  struct fspare *sp = &fl->spare[fl->used++];
+  fc_store(&fl->slot[s].state, W_IDLE);
+  sp->slot = s;
+  fc_store(&sp->go, 1);
+  nm.slot[s].pid = sp->pid;
+  nm.slot[s].who = sp->who;
+  return 1;
+}
+
+static int cut_worker(uint64_t pick, int dur) {
+  int s;
+  if (!choose(pick, cuttable, &s)) return 0;
+  nm.slot[s].lift_at = it_now_ms() + dur;
+  __atomic_store_n(&fl->slot[s].cut_until_ms, nm.slot[s].lift_at,
+                   __ATOMIC_SEQ_CST);
+  note(F_CUT, nm.slot[s].who, dur, 0);
+  return 1;
+}
+
+static int cut_op(uint64_t pick) {
+  int s;
+  if (!choose(pick, running, &s)) return 0;
+  fc_store(&fl->slot[s].cut_op, nm.a_op);
+  __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
+  note(F_CUT_OP, nm.slot[s].who, 0, nm.a_op);
+  return 1;
+}
+
+static void lift_cut(int s) {
+  __atomic_store_n(&fl->slot[s].cut_until_ms, 0, __ATOMIC_SEQ_CST);
+  nm.slot[s].lift_at = 0;
+}
+
+static int server_fault(fault_t kind, uint64_t pick, int dur) {
+  if (nm.srv_state != SV_UP) return 0;
+  int id = 1 + (int)(pick % SERVERS);
+  nm.srv_id = id;
+  nm.srv_undo_at = it_now_ms() + dur;
+  if (kind == F_KILL_SERVER) {
+    if (harness_now("kill", id)) nm.srv_state = SV_DOWN;
+  } else if (kind == F_PAUSE_SERVER) {
+    if (harness_now("pause", id)) nm.srv_state = SV_PAUSED;
+  } else if (harness_now("kill", id) &&
+             (nm.srv_helper = harness_async("restart", id)) > 0) {
+    nm.srv_state = SV_RESTARTING;
+  }
+  note(kind, id, kind == F_RESTART_SERVER ? 0 : dur, 0);
+  return 1;
+}
+
+static void server_undo(int64_t now, int all) {
+  int st;
+  if (nm.srv_state == SV_DOWN && (all || now >= nm.srv_undo_at)) {
+    nm.srv_helper = harness_async("restart", nm.srv_id);
+    nm.srv_state = nm.srv_helper > 0 ? SV_RESTARTING : SV_UP;
+  } else if (nm.srv_state == SV_PAUSED && (all || now >= nm.srv_undo_at)) {
+    harness_now("resume", nm.srv_id);
+    nm.srv_state = SV_UP;
+  } else if (nm.srv_state == SV_RESTARTING &&
+             waitpid(nm.srv_helper, &st, WNOHANG) == nm.srv_helper) {
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "semaphore-faults: harness restart %d failed\n",
+              nm.srv_id);
+      nm.harness_failures++;
+    }
+    nm.srv_state = SV_UP;
+  }
+}
+
+static void undo_due(int64_t now, int all) {
+  for (int s = 0; s < NSLOTS; s++) {
+    if (all && fc_load(&fl->slot[s].cut_op) != 0) {
+      fc_store(&fl->slot[s].cut_op, 0);
+      __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
+    }
+    if (nm.slot[s].resume_at != 0 && (all || now >= nm.slot[s].resume_at))
+      resume_worker(s);
+    if (nm.slot[s].lift_at != 0 && (all || now >= nm.slot[s].lift_at))
+      lift_cut(s);
+  }
+  server_undo(now, all);
+}
+
+/* Always the same four draws, so the stream does not depend on the
+ * workers; the forced faults first. */
+static void arm(int64_t now) {
+  uint64_t k = rnd(), pick = rnd(), d = rnd(), o = rnd();
+  int isforced = nm.forced_i < (int)(sizeof forced / sizeof forced[0]);
+  nm.a_kind = isforced ? forced[nm.forced_i++] : (fault_t)(k % F_KINDS);
+  nm.a_pick = pick;
+  nm.a_op = isforced ? OP_MULTI
+                     : cut_ops[o % (sizeof cut_ops / sizeof cut_ops[0])];
+  nm.a_dur = nm.a_kind == F_PAUSE ? between(d, 300, 5000)
+                                  : between(d, 500, 5000);
+  nm.a_state = -1;
+  if (isforced && nm.a_kind == F_PAUSE) { /* a waiter, past its session */
+    nm.a_dur = between(d, SESSION_MS * 9 / 4, SESSION_MS * 5 / 2);
+    nm.a_state = W_CALL;
+  }
+  nm.a_until = now + (isforced ? 5000 : 300);
+  nm.armed = 1;
+}
+
+static int fire(void) {
+  switch (nm.a_kind) {
+    case F_PAUSE: return pause_worker(nm.a_pick, nm.a_dur);
+    case F_KILL: return kill_worker(nm.a_pick);
+    case F_CUT: return cut_worker(nm.a_pick, nm.a_dur);
+    case F_CUT_OP: return cut_op(nm.a_pick);
+    default: return server_fault(nm.a_kind, nm.a_pick, nm.a_dur);
+  }
+}
+
+static void schedule_tick(void) {
+  int64_t now = it_now_ms();
+  undo_due(now, 0);
+  if (nm.tick++ % 20 == 0) reap_unexpected();
+  if (nm.armed && fire()) {
+    nm.armed = 0;
+  } else if (nm.armed && now >= nm.a_until) {
+    nm.skipped[nm.a_kind]++;
+    nm.armed = 0;
+  }
+  if (!nm.armed && now >= nm.next) {
+    arm(now);
+    nm.next = now + between(rnd(), 500, 2500);
+  }
+}
+
+static void undo_all(void) {
+  undo_due(it_now_ms(), 1);
+  if (nm.srv_state == SV_RESTARTING) {
+    int st = 0;
+    if (!fc_reap_by(nm.srv_helper, it_now_ms() + 60000, &st)) {
+      kill(nm.srv_helper, SIGKILL);
+      waitpid(nm.srv_helper, &st, 0);
+      nm.harness_failures++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      nm.harness_failures++;
+    }
+    nm.srv_state = SV_UP;
+  }
+  harness_now("wait-ready", 0);
+  it_sleep_ms(50);
+}
+
+static void stop_fleet(void) {
+  fc_store(&fl->stop, 1);
+  int64_t until = it_now_ms() + STOP_MS;
+  for (int i = 0; i < NSLOTS + fl->nspares; i++) {
+    int who = i < NSLOTS ? nm.slot[i].who : fl->spare[i - NSLOTS].who;
+    pid_t pid = i < NSLOTS               ? nm.slot[i].pid
+                : i - NSLOTS >= fl->used ? fl->spare[i - NSLOTS].pid
+                                         : 0;
+    int st = 0;
+    if (pid <= 0) continue;
+    if (!fc_reap_by(pid, until, &st)) {
+      fprintf(stderr, "semaphore-faults: w%d did not stop in %d ms\n", who,
+              STOP_MS);
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      nm.stuck++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "semaphore-faults: w%d ended with status %d\n", who,
+              st);
+      nm.died++;
+    }
+  }
+}
+
+static int op_cuts(void) {
+  int n = 0;
+  for (int s = 0; s < NSLOTS; s++) n += fc_load(&fl->slot[s].op_cuts);
+  return n;
+}
+
+static void print_trace(void) {
+  int64_t t0 = ev_count() > 0 ? elog->e[0].t_us : 0;
+  printf("fault trace (seed %" PRIu64 "; +s from the log's first record):\n",
+         sf_seed);
+  for (int i = 0; i < nm.ntrace; i++) {
+    const struct trace *t = &nm.trace[i];
+    if (t->kind >= F_KILL_SERVER)
+      printf("  +%8.3f s  %-14s server %d  %5d ms\n", (t->t_us - t0) / 1e6,
+             fault_names[t->kind], t->who, t->dur_ms);
+    else
+      printf("  +%8.3f s  %-14s w%-3d %5d ms  (%d)\n", (t->t_us - t0) / 1e6,
+             fault_names[t->kind], t->who, t->dur_ms, t->arg);
+  }
+}
+
+/* ==== the servers' history of the lease nodes =============================*/
+
+struct lnode {
+  char name[64];
+  int who;
+  int64_t sid, ct, dt; /* leader ms; dt 0: alive at the end */
+  uint64_t cz, dz;
+  int closed;
+};
+
+static struct lnode *nodes;
+static size_t nn;
+
+static struct lnode *node_named(const char *name) {
+  for (size_t i = nn; i-- > 0;)
+    if (strcmp(nodes[i].name, name) == 0) return &nodes[i];
+  return NULL;
+}
+
+static void dump_log(void) {
+  char file[64];
+  snprintf(file, sizeof file, "semaphore-%" PRIu64 ".log", sf_seed);
+  FILE *f = fopen(file, "w");
+  if (f == NULL) return;
+  int n = ev_count();
+  int64_t t0 = n > 0 ? elog->e[0].t_us : 0;
+  for (int k = 0; k < n; k++) {
+    const struct ev *e = &elog->e[k];
+    fprintf(f, "%6d %9.3f real %" PRId64 ".%06" PRId64 " w%-3d %-8s %-14s "
+            "q%d %" PRId64 " sid 0x%" PRIx64, k, (e->t_us - t0) / 1e6,
+            e->t_real_us / 1000000, e->t_real_us % 1000000, e->who,
+            e->type > 0 && e->type < E_TYPES ? ev_names[e->type] : "?",
+            e->type == E_ACQ_RET || e->type == E_HEALTH ||
+                    e->type == E_REL_RET
+                ? zkl_err_name(e->rc) : "",
+            e->qty, e->value, e->sid);
+    if (e->type == E_ACQ_RET && e->rc == 0)
+      for (int i = 0; i < e->qty && i < 2; i++)
+        fprintf(f, " %s/0x%" PRIx64, e->name[i], e->token[i]);
+    fputc('\n', f);
+  }
+  fprintf(f, "\nthe lease nodes in the servers' history (leader ms):\n");
+  for (size_t i = 0; i < nn; i++) {
+    const struct lnode *b = &nodes[i];
+    fprintf(f, "%-40s w%-3d session 0x%" PRIx64 " made 0x%" PRIx64 " at %"
+            PRId64 ".%03d, %s 0x%" PRIx64 " at %" PRId64 ".%03d\n", b->name,
+            b->who, (uint64_t)b->sid, b->cz, b->ct / 1000, (int)(b->ct % 1000),
+            b->dz == 0 ? "never deleted" : b->closed ? "closed" : "deleted",
+            b->dz, b->dt / 1000, (int)(b->dt % 1000));
+  }
+  fclose(f);
+  printf("the log: %s\n", file);
+}
+
+struct sverdict {
+  int bad, acquires, acq_codes[5], releases, rel_codes[5], healths,
+      health_codes[5];
+  int grants, leases, max_alive, health0_gone, gate_nodes;
+  char why[4096];
+};
+
+static void sbad(struct sverdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sbad(struct sverdict *v, const char *fmt, ...) {
+  if (v->bad++ < 4) {
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    fc_appendf(v->why, sizeof v->why, " %s;", b);
+  }
+}
+
+/* 0 ok, 1 ETIMEDOUT, 2 ESUSPENDED, 3 ELOST, 4 other */
+static int code_class(int rc) {
+  return rc == 0 ? 0 : rc == ZKL_ETIMEDOUT ? 1 : rc == ZKL_ESUSPENDED ? 2
+         : rc == ZKL_ELOST ? 3 : 4;
+}
+
+/* Invariant (1) and the node table, from the merged history. */
+static void replay(struct sverdict *v, const struct fc_txhist *h) {
+  char leases[200], locks[200];
+  snprintf(leases, sizeof leases, "%s/leases/", fl->path);
+  snprintf(locks, sizeof locks, "%s/locks/", fl->path);
+  size_t ll = strlen(leases), lk = strlen(locks);
+  int alive = 0, overs = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    const struct fc_txop *x = &h->op[i];
+    if (x->kind == FC_T_CLOSE) {
+      for (size_t j = 0; j < nn; j++)
+        if (nodes[j].dz == 0 && nodes[j].sid == x->sid && x->sid != 0) {
+          nodes[j].dz = x->zxid;
+          nodes[j].dt = x->time_ms;
+          nodes[j].closed = 1;
+          alive--;
+        }
+    } else if (x->path != NULL && strncmp(x->path, locks, lk) == 0 &&
+               x->kind == FC_T_CREATE) {
+      v->gate_nodes++;
+    } else if (x->path != NULL && strncmp(x->path, leases, ll) == 0 &&
+               strchr(x->path + ll, '/') == NULL) {
+      const char *name = x->path + ll;
+      if (x->kind == FC_T_CREATE) {
+        ck_assert_uint_lt(nn, MAXNODES);
+        struct lnode *b = &nodes[nn++];
+        memset(b, 0, sizeof *b);
+        snprintf(b->name, sizeof b->name, "%s", name);
+        b->who = -1;
+        if (x->data != NULL && x->dlen > 1 && x->data[0] == 'w') {
+          char d[16];
+          snprintf(d, sizeof d, "%.*s", x->dlen < 15 ? x->dlen : 15, x->data);
+          b->who = atoi(d + 1);
+        }
+        b->sid = x->eph ? x->sid : 0;
+        b->cz = x->zxid;
+        b->ct = x->time_ms;
+        alive++;
+        v->leases++;
+      } else if (x->kind == FC_T_DELETE) {
+        struct lnode *b = node_named(name);
+        if (b != NULL && b->dz == 0) {
+          b->dz = x->zxid;
+          b->dt = x->time_ms;
+          alive--;
+        }
+      }
+    }
+    /* after the whole transaction (a multi's last change) */
+    if (i + 1 < h->n && h->op[i + 1].zxid == x->zxid) continue;
+    if (alive > v->max_alive) v->max_alive = alive;
+    if (alive > MAX && overs++ == 0) {
+      char list[1024] = "";
+      for (size_t j = 0; j < nn; j++)
+        if (nodes[j].dz == 0)
+          fc_appendf(list, sizeof list, " %s(w%d, session 0x%" PRIx64 ")",
+                     nodes[j].name, nodes[j].who, (uint64_t)nodes[j].sid);
+      sbad(v, "(1) %d leases alive after zxid 0x%" PRIx64 ", more than %d:%s",
+           alive, x->zxid, MAX, list);
+    }
+  }
+  if (overs > 1) sbad(v, "(1) %d transactions in all left more than %d "
+                      "leases alive", overs, MAX);
+}
+
+/* Invariants (2) and (5) from the workers' log. */
+static void judge_log(struct sverdict *v, int complete) {
+  int n = ev_count();
+  int64_t t0 = n > 0 ? elog->e[0].t_us : 0;
+  static struct {
+    int grant_k;
+  } last[FC_MAXWHO];
+  for (int w = 0; w < FC_MAXWHO; w++) last[w].grant_k = -1;
+  for (int k = 0; k < n; k++) {
+    const struct ev *e = &elog->e[k];
+    if (e->who < 0 || e->who >= FC_MAXWHO) continue;
+    double at = (e->t_us - t0) / 1e6;
+    int64_t ms = e->t_real_us / 1000;
+    switch (e->type) {
+      case E_ACQ_RET:
+        v->acquires++;
+        v->acq_codes[code_class(e->rc)]++;
+        if (code_class(e->rc) == 4)
+          sbad(v, "(5) w%d's acquire returned %s at +%.3f s", e->who,
+               zkl_err_name(e->rc), at);
+        if (e->rc != 0) break;
+        v->grants++;
+        last[e->who].grant_k = k;
+        for (int i = 0; i < e->qty && i < 2; i++) {
+          const struct lnode *b = node_named(e->name[i]);
+          if (b == NULL) {
+            if (complete)
+              sbad(v, "(2) w%d got lease %s (token 0x%" PRIx64 ") at +%.3f "
+                   "s: no such node in the servers' history", e->who,
+                   e->name[i], e->token[i], at);
+            continue;
+          }
+          if ((uint64_t)b->sid != e->sid || b->who != e->who)
+            sbad(v, "(2) w%d got lease %s at +%.3f s with session 0x%" PRIx64
+                 ", but the node is w%d's of session 0x%" PRIx64, e->who,
+                 e->name[i], at, e->sid, b->who, (uint64_t)b->sid);
+          if (b->cz != e->token[i])
+            sbad(v, "(2) w%d's lease %s has token 0x%" PRIx64 ", its node's "
+                 "czxid is 0x%" PRIx64, e->who, e->name[i], e->token[i],
+                 b->cz);
+          if (b->ct > ms)
+            sbad(v, "(2) w%d got lease %s at %" PRId64 " ms, its node was "
+                 "made later (%" PRId64 ")", e->who, e->name[i], ms, b->ct);
+          if (b->dz != 0 && b->dt < ms)
+            sbad(v, "(2) phantom grant: w%d got lease %s (session 0x%" PRIx64
+                 ") at +%.3f s (%" PRId64 " ms), but the node was %s at %"
+                 PRId64 " ms (zxid 0x%" PRIx64 ", %" PRId64 " ms before)",
+                 e->who, e->name[i], e->sid, at, ms,
+                 b->closed ? "gone with its session" : "deleted", b->dt,
+                 b->dz, ms - b->dt);
+        }
+        break;
+      case E_HEALTH:
+        v->healths++;
+        v->health_codes[code_class(e->rc)]++;
+        if (e->rc != 0 && e->rc != ZKL_ESUSPENDED && e->rc != ZKL_ELOST)
+          sbad(v, "(5) w%d's lease_health returned %s at +%.3f s", e->who,
+               zkl_err_name(e->rc), at);
+        if (e->rc == 0 && last[e->who].grant_k >= 0) {
+          const struct ev *g = &elog->e[last[e->who].grant_k];
+          const struct lnode *b =
+              e->qty < 2 ? node_named(g->name[e->qty]) : NULL;
+          if (b != NULL && b->dz != 0 && b->dt < ms) v->health0_gone++;
+        }
+        break;
+      case E_REL_RET:
+        v->releases++;
+        v->rel_codes[code_class(e->rc)]++;
+        if (e->rc != 0 && e->rc != ZKL_ESUSPENDED && e->rc != ZKL_ELOST)
+          sbad(v, "(5) w%d's release returned %s at +%.3f s", e->who,
+               zkl_err_name(e->rc), at);
+        break;
+    }
+  }
+}
+
+START_TEST(semaphore_under_faults) {
+  printf("\nSemaphore under faults: max %d, %d workers taking 1 or 2 leases "
+         "in a loop, %d s of faults, session timeout %d ms\n", MAX, NSLOTS,
+         sf_seconds, SESSION_MS);
+  printf("semaphore seed %" PRIu64 " (replay: ZKL_SEM_FAULT_SEED=%" PRIu64
+         ")\n", sf_seed, sf_seed);
+  fflush(stdout);
+  int64_t t_start = it_now_ms();
+  fl = mmap(NULL, sizeof *fl, PROT_READ | PROT_WRITE,
+            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert(fl != MAP_FAILED);
+  memset(fl, 0, sizeof *fl);
+  fl->seed = sf_seed;
+  fl->nspares = 6 + sf_seconds / 5;
+  if (fl->nspares > MAXSPARES) fl->nspares = MAXSPARES;
+  elog = mmap(NULL, sizeof *elog, PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert(elog != MAP_FAILED);
+  elog->n = 0;
+  char root[128];
+  it_root(root, sizeof root, "sem-faults");
+  snprintf(fl->path, sizeof fl->path, "%s/sem", root);
+  memset(&nm, 0, sizeof nm);
+  nm.rng = it_mix64(sf_seed ^ 0x5e5a) | 1;
+  nm.next = it_now_ms() + 1000 + between(rnd(), 0, 1000);
+  for (int s = 0; s < NSLOTS; s++) {
+    nm.slot[s].who = s;
+    nm.slot[s].pid = spawn(s, s, -1);
+  }
+  for (int k = 0; k < fl->nspares; k++) {
+    fl->spare[k].who = NSLOTS + k;
+    fl->spare[k].pid = spawn(-1, fl->spare[k].who, k);
+  }
+
+  int64_t end = it_now_ms() + (int64_t)sf_seconds * 1000;
+  while (it_now_ms() < end) {
+    schedule_tick();
+    if (ev_count() > EV_MAX / 4 * 3) {
+      printf("semaphore: the log is 3/4 full: the schedule ends early\n");
+      break;
+    }
+    it_sleep_ms(5);
+  }
+  undo_all();
+  /* (4) every slot's incarnation acquires again */
+  int base[NSLOTS], progressed = 0;
+  for (int s = 0; s < NSLOTS; s++) base[s] = fc_load(&fl->slot[s].grants);
+  int64_t quiet0 = it_now_ms();
+  while (it_now_ms() < quiet0 + 20000) {
+    reap_unexpected();
+    progressed = 0;
+    for (int s = 0; s < NSLOTS; s++)
+      progressed += fc_load(&fl->slot[s].grants) > base[s];
+    if (progressed == NSLOTS) break;
+    it_sleep_ms(50);
+  }
+  int64_t quiet_ms = it_now_ms() - quiet0;
+  /* (3) nothing left, the workers idle with their sessions open */
+  fc_store(&fl->idle, 1);
+  int64_t idle_until = it_now_ms() + 10000;
+  for (int busy = 1; busy && it_now_ms() < idle_until;) {
+    busy = 0;
+    for (int s = 0; s < NSLOTS; s++)
+      busy |= nm.slot[s].pid > 0 && fc_load(&fl->slot[s].state) != W_IDLE;
+    if (busy) it_sleep_ms(10);
+  }
+  zkl_session_t *s = it_session(); /* every fork is done */
+  char p[200];
+  snprintf(p, sizeof p, "%s/leases", fl->path);
+  int left_leases = fc_orphans(s, p, 15000);
+  snprintf(p, sizeof p, "%s/locks", fl->path);
+  int left_gate = fc_orphans(s, p, 5000);
+  zkl_session_close(s);
+  stop_fleet();
+
+  struct sverdict v;
+  memset(&v, 0, sizeof v);
+  snprintf(v.why, sizeof v.why, "seed %" PRIu64 " (replay: "
+           "ZKL_SEM_FAULT_SEED=%" PRIu64 " ZKL_SEM_FAULT_SECONDS=%d):",
+           sf_seed, sf_seed, sf_seconds);
+  struct fc_txhist h;
+  int gaps = 0;
+  fc_history_read(&h, fl->path, &gaps);
+  nodes = calloc(MAXNODES, sizeof *nodes);
+  ck_assert_ptr_nonnull(nodes);
+  nn = 0;
+  replay(&v, &h);
+  judge_log(&v, gaps == 0);
+  int files = h.files;
+  fc_history_free(&h);
+  if (left_leases > 0)
+    sbad(&v, "(3) %d lease nodes left at the end", left_leases);
+  if (left_gate > 0)
+    sbad(&v, "(3) %d gate nodes left at the end", left_gate);
+
+  printf("| %6s | %21s | %6s | %18s | %18s | %9s | %5s | %4s |\n", "grants",
+         "acquire 0/ETIM/ESUSP/ELOST", "leases", "release 0/ESUSP/ELOST",
+         "health 0/ESUSP/ELOST", "max alive", "left", "bad");
+  printf("|--------|-----------------------|--------|--------------------|"
+         "--------------------|-----------|-------|------|\n");
+  char ac[64], rc[64], hc[64];
+  snprintf(ac, sizeof ac, "%d/%d/%d/%d", v.acq_codes[0], v.acq_codes[1],
+           v.acq_codes[2], v.acq_codes[3]);
+  snprintf(rc, sizeof rc, "%d/%d/%d", v.rel_codes[0], v.rel_codes[2],
+           v.rel_codes[3]);
+  snprintf(hc, sizeof hc, "%d/%d/%d", v.health_codes[0], v.health_codes[2],
+           v.health_codes[3]);
+  printf("| %6d | %21s | %6d | %18s | %18s | %9d | %2d+%-2d | %4d |\n",
+         v.grants, ac, v.leases, rc, hc, v.max_alive, left_leases, left_gate,
+         v.bad);
+  printf("gate nodes made %d; lease_health 0 on a node already gone %d; "
+         "history: %d log files, %d zxids missing; liveness: %d of %d slots "
+         "acquired again in %.1f s; wall %.1f s; seed %" PRIu64 "\n",
+         v.gate_nodes, v.health0_gone, files, gaps, progressed, NSLOTS,
+         quiet_ms / 1e3, (it_now_ms() - t_start) / 1e3, sf_seed);
+  printf("faults: paused %d (%d past the session timeout, %d of them inside "
+         "an acquire), killed %d, cut %d, cut after a request %d (%d cuts); "
+         "servers killed %d, paused %d, restarted %d\n", nm.faults[F_PAUSE],
+         nm.long_pauses, nm.long_pauses_in_call, nm.faults[F_KILL],
+         nm.faults[F_CUT], nm.faults[F_CUT_OP], op_cuts(),
+         nm.faults[F_KILL_SERVER], nm.faults[F_PAUSE_SERVER],
+         nm.faults[F_RESTART_SERVER]);
+
+  int fail = v.bad;
+  if (gaps > 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " the servers' history has %d zxids "
+               "missing (the harness, not the semaphore);", gaps);
+  if (progressed < NSLOTS && ++fail)
+    fc_appendf(v.why, sizeof v.why, " (4) %d of %d workers never acquired "
+               "again after the faults;", NSLOTS - progressed, NSLOTS);
+  if (v.grants < 100 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " (4) only %d grants;", v.grants);
+  if (nm.faults[F_KILL] == 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " no worker was killed;");
+  if (nm.long_pauses_in_call == 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " no worker was paused past its session "
+               "timeout inside an acquire;");
+  if (nm.died > 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " %d workers failed;", nm.died);
+  if (nm.stuck > 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " %d workers stuck after the stop;",
+               nm.stuck);
+  if (nm.harness_failures > 0 && ++fail)
+    fc_appendf(v.why, sizeof v.why, " %d harness verbs failed;",
+               nm.harness_failures);
+  if (fc_load(&elog->n) >= EV_MAX && ++fail)
+    fc_appendf(v.why, sizeof v.why, " the log overflowed;");
+  if (fail || getenv("ZKL_SEM_FAULT_TRACE") != NULL) print_trace();
+  if (fail) dump_log();
+  fflush(stdout);
+  free(nodes);
+  nodes = NULL;
+  munmap(elog, sizeof *elog);
+  munmap(fl, sizeof *fl);
+  ck_assert_msg(!fail, "%s", v.why);
+}
+END_TEST
+
+Suite *semaphore_faults_suite(void) {
+  sf_seconds = fc_env_int("ZKL_SEM_FAULT_SECONDS", 30);
+  sf_seed = fc_seed("ZKL_SEM_FAULT_SEED");
+  Suite *su = suite_create("semaphore-faults");
+  TCase *tc = tcase_create("semaphore-leases");
+  tcase_set_timeout(tc, sf_seconds + 150);
+  tcase_add_test(tc, semaphore_under_faults);
+  suite_add_tcase(su, tc);
+  return su;
+}
