@@ -310,7 +310,9 @@ ZKL_EXTERN int zkl_queue_nack(zkl_queue_t *q, const zkl_item_t *item,
  *                   was heard from within the session timeout.
  *   ZKL_ESUSPENDED  in doubt: the connection is down; stop the item's
  *                   side effects until it is back.
- *   ZKL_ELOST       gone with its session: another consumer gets it.
+ *   ZKL_ELOST       gone with its session: another consumer gets it;
+ *                   or gone since the object claimed the same item
+ *                   again (its claim node was deleted by someone else).
  *   ZKL_EPERM       not a claim of this object.  ZKL_EINVAL. */
 ZKL_EXTERN int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item);
 

@@ -2289,7 +2289,11 @@ int zkl_queue_claim_health(zkl_queue_t *q, const zkl_item_t *item) {
                     ? claim_find(q, item->name) : -1;
   int64_t sid = i >= 0 ? q->claims[i].sid : 0;
   int stale = i >= 0 && (uint64_t)q->claims[i].czxid != item->token;
+  int ended = i < 0 && claim_was(q, item->name, (int64_t)item->token);
   pthread_mutex_unlock(&q->calls.own.mu);
+  if (ended)
+    return zkl__fail(ZKL_ELOST, "this claim of %s is gone: the object "
+                     "claimed the item again since", item->name);
   if (i < 0)
     return zkl__fail(ZKL_EPERM, "%.*s is not claimed through this object",
                      NAME_MAX_LEN, item->name);

@@ -1739,8 +1739,16 @@ static void do_claim_probe(int oi) {
     in_call--;
     ev("o%d claim_health of claim %d -> %s", oi, cl, it_code(rc));
     /* ZKL_ESUSPENDED is the documented "in doubt" while the session was
-     * not heard from lately (a slow, e.g. sanitized, run) */
-    if (rc != 0 && rc != ZKL_ESUSPENDED)
+     * not heard from lately (a slow, e.g. sanitized, run); ZKL_ELOST is
+     * right for a claim whose node the foreign consumer deleted once the
+     * object claimed the same item again (the newer claim supersedes it) */
+    int again = 0;
+    for (int i = cl + 1; A->claims[cl].lost && i < A->nclaims; i++) {
+      const claim_t *n = &A->claims[i];
+      again |= n->obj == oi && n->gen == A->claims[cl].gen &&
+               strcmp(n->it.name, A->claims[cl].it.name) == 0;
+    }
+    if (rc != 0 && rc != ZKL_ESUSPENDED && !(rc == ZKL_ELOST && again))
       viol("claim-health", oi, "claim_health of claim %d (%s), held, "
            "returned %s (%s)", cl, A->claims[cl].it.name, it_code(rc),
            zkl_last_error());
