@@ -499,7 +499,7 @@ static void keep_zxid(struct fc_txhist *h, uint64_t zxid) {
     h->zx = realloc(h->zx, h->capzx * sizeof *h->zx);
     ck_assert_ptr_nonnull(h->zx);
   }
-  h->zx[h->nzx++] = zxid;
+  h->zx[h->nzx++] = zxid << 2 | (uint64_t)h->server;
 }
 
 static void keep_op(struct fc_txhist *h, const struct fc_txop *o,
@@ -652,16 +652,29 @@ static int u64_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int committed(const uint64_t *ok, size_t n, uint64_t zxid) {
+  return bsearch(&zxid, ok, n, sizeof *ok, u64_cmp) != NULL;
+}
+
 /* The merged history of every server, by zxid, without repeats; *gaps the
- * zxids missing between the first and the last op kept (the ops' span). */
+ * zxids missing between the first and the last op kept (the ops' span).
+ * Only committed transactions: a server's log also holds the proposals it
+ * logged that no quorum acknowledged (a leader paused or killed with them
+ * in flight); the next leader never had them, and a follower that comes
+ * back by a snapshot keeps them in its old log files.  A committed one was
+ * logged by a quorum before it was applied, and logs are never purged
+ * here, so: the zxids found in the logs of a majority of the servers. */
 void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps) {
   memset(h, 0, sizeof *h);
   const char *dir = getenv("ZKL_TEST_ENSEMBLE_DIR");
+  int servers = 0;
   for (int id = 1; id <= 3 && dir != NULL; id++) {
     char d[1024];
     snprintf(d, sizeof d, "%s/%d/data/version-2", dir, id);
     DIR *dp = opendir(d);
     if (dp == NULL) continue;
+    servers++;
+    h->server = id;
     struct dirent *de;
     while ((de = readdir(dp)) != NULL) {
       if (strncmp(de->d_name, "log.", 4) != 0) continue;
@@ -671,12 +684,25 @@ void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps) {
     }
     closedir(dp);
   }
-  if (h->n > 1) qsort(h->op, h->n, sizeof *h->op, op_cmp);
+  /* zxid << 2 | server: sorted, each zxid's servers are together */
+  if (h->nzx > 1) qsort(h->zx, h->nzx, sizeof *h->zx, u64_cmp);
+  int quorum = servers / 2 + 1;
   size_t w = 0;
+  for (size_t i = 0, j; i < h->nzx; i = j) {
+    int by = 0;
+    for (j = i; j < h->nzx && h->zx[j] >> 2 == h->zx[i] >> 2; j++)
+      by += j == i || h->zx[j] != h->zx[j - 1];
+    if (by >= quorum) h->zx[w++] = h->zx[i] >> 2;
+    else h->uncommitted++;
+  }
+  h->nzx = w; /* committed zxids, sorted, each once */
+  if (h->n > 1) qsort(h->op, h->n, sizeof *h->op, op_cmp);
+  w = 0;
   for (size_t i = 0; i < h->n; i++) {
     const struct fc_txop *a = &h->op[w > 0 ? w - 1 : 0], *b = &h->op[i];
-    if (w > 0 && a->zxid == b->zxid && a->sub == b->sub &&
-        a->kind == b->kind) {
+    if ((w > 0 && a->zxid == b->zxid && a->sub == b->sub &&
+         a->kind == b->kind) ||
+        !committed(h->zx, h->nzx, b->zxid)) {
       free(h->op[i].path);
       free(h->op[i].data);
       continue;
@@ -684,11 +710,6 @@ void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps) {
     h->op[w++] = h->op[i];
   }
   h->n = w;
-  if (h->nzx > 1) qsort(h->zx, h->nzx, sizeof *h->zx, u64_cmp);
-  w = 0;
-  for (size_t i = 0; i < h->nzx; i++)
-    if (w == 0 || h->zx[w - 1] != h->zx[i]) h->zx[w++] = h->zx[i];
-  h->nzx = w;
   /* within the span of our ops: each epoch's counters consecutive, and a
    * new epoch from counter 1 */
   *gaps = 0;

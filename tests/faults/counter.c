@@ -1190,8 +1190,9 @@ START_TEST(counter_no_lost_update) {
          v.killed_in, v.timedout, v.lost, v.other, V, writes, v.bad);
   printf("ok <= V <= ok + unknown: %d <= %" PRId64 " <= %d; distinct values: "
          "%s; history: %d writes, each one more, %d matched by zxid, %d "
-         "zxids missing (%d log files)\n", v.ok, V, v.ok + unknown,
-         dups == 0 ? "yes" : "NO", writes, matched, gaps, h.files);
+         "zxids missing (%d log files, %zu uncommitted proposals left "
+         "out)\n", v.ok, V, v.ok + unknown, dups == 0 ? "yes" : "NO",
+         writes, matched, gaps, h.files, h.uncommitted);
   print_faults();
   printf("quiet phase %.1f s, %d of %d slots added again; wall %.1f s; seed "
          "%" PRIu64 "\n", quiet_ms / 1e3, progressed, NSLOTS,

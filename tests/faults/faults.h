@@ -173,9 +173,11 @@ struct fc_txop {
 struct fc_txhist {
   struct fc_txop *op;
   size_t n, cap;
-  uint64_t *zx; /* every transaction's zxid, to find gaps */
+  uint64_t *zx; /* every committed transaction's zxid, to find gaps */
   size_t nzx, capzx;
   int files, torn;
+  int server;         /* while reading: the server whose log it is */
+  size_t uncommitted; /* proposals left out: logged by a minority only */
 };
 
 /* The merged history, by zxid (a multi's changes by their index), without
