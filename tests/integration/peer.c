@@ -170,8 +170,10 @@ void it_peer_expect(it_peer_t *p, const char *want) {
                 p->name, line, want);
 }
 
-static void vsay(it_peer_t *p, char *line, size_t len, const char *fmt,
-                 va_list ap) {
+__attribute__((format(printf, 4, 0))) static void
+vsay(it_peer_t *p, char *line, size_t len, const char *fmt, va_list ap) {
+  /* (gcc 12 with -fsanitize=address,undefined saw a NULL fmt in a clone) */
+  if (fmt == NULL) fmt = "";
   vsnprintf(line, len - 1, fmt, ap);
   size_t n = strlen(line);
   line[n++] = '\n';
