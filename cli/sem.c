@@ -467,23 +467,42 @@ int cli_sem_run(const cli_opts_t *o) {
 
 /* ---- status --sem -------------------------------------------------------------------- */
 
-static int put_status(const cli_opts_t *o, size_t leases, int max) {
+/* The status: the count and maximum, then a line per lease held. */
+static int put_status(const cli_opts_t *o, const zkl_sem_holder_t *v,
+                      size_t n, int max) {
   if (o->json) {
     fputs("[{\"kind\": \"semaphore\", \"path\": ", stdout);
     cli_put_json_string(stdout, o->path);
-    printf(", \"leases\": %zu, \"max\": ", leases);
+    printf(", \"leases\": %zu, \"max\": ", n);
     if (o->count_path != NULL) printf("%d", max);
     else fputs("null", stdout);
     fputs(", \"count_path\": ", stdout);
     if (o->count_path != NULL) cli_put_json_string(stdout, o->count_path);
     else fputs("null", stdout);
-    fputs("}]\n", stdout);
+    fputs(", \"holders\": [", stdout);
+    for (size_t i = 0; i < n; i++) {
+      fputs(i > 0 ? ", {\"name\": " : "{\"name\": ", stdout);
+      cli_put_json_string(stdout, v[i].name);
+      printf(", \"token\": %" PRIu64 ", \"session\": \"0x%" PRIx64
+             "\", \"data\": ", v[i].token, (uint64_t)v[i].session);
+      cli_put_json_escaped(stdout, v[i].data, v[i].len);
+      fputs("}", stdout);
+    }
+    fputs("]}]\n", stdout);
   } else {
     int w = (int)strlen(o->path) > 9 ? (int)strlen(o->path) : 9;
     char max_text[16] = "-";
     if (o->count_path != NULL) snprintf(max_text, sizeof max_text, "%d", max);
     printf("%-*s %-6s %s\n", w, "SEMAPHORE", "LEASES", "MAX");
-    printf("%-*s %-6zu %s\n", w, o->path, leases, max_text);
+    printf("%-*s %-6zu %s\n", w, o->path, n, max_text);
+    if (n > 0) printf("  %-56s %-12s %-18s %s\n", "LEASE", "TOKEN",
+                      "SESSION", "HOLDER");
+    for (size_t i = 0; i < n; i++) {
+      printf("  %-56s %-12" PRIu64 " 0x%-16" PRIx64 " ", v[i].name,
+             v[i].token, (uint64_t)v[i].session);
+      cli_put_escaped(stdout, v[i].data, v[i].len);
+      putchar('\n');
+    }
   }
   if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
   perror("zkl: stdout");
@@ -496,9 +515,11 @@ int cli_sem_status_run(const cli_opts_t *o) {
   /* without a shared count, any maximum will do: nobody acquires */
   int rc = open_sem(o, NULL, o->count_path != NULL ? 0 : 1, &s, &m);
   if (rc != 0) return rc;
-  size_t leases = 0;
+  size_t leases = 0, n = 0;
   int max = 0;
+  zkl_sem_holder_t *v = NULL;
   rc = zkl_sem_count(m, &leases, &max);
+  if (rc == 0) rc = zkl_sem_holders(m, &v, &n);
   char detail[1024] = "";
   if (rc != 0) snprintf(detail, sizeof detail, "%s", zkl_last_error());
   zkl_sem_destroy(m);
@@ -508,5 +529,7 @@ int cli_sem_status_run(const cli_opts_t *o) {
             code_text(rc), detail[0] ? ": " : "", detail);
     return cli_exit_code(rc);
   }
-  return put_status(o, leases, max);
+  rc = put_status(o, v, n, max);
+  zkl_sem_holders_free(v, n);
+  return rc;
 }

@@ -60,7 +60,7 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_sem.3 man/zkl_sem_opts_init.3 man/zkl_sem_create.3 \
 	man/zkl_sem_acquire.3 \
 	man/zkl_sem_release.3 man/zkl_sem_release_all.3 \
-	man/zkl_sem_lease_health.3 man/zkl_sem_held.3 man/zkl_sem_count.3 \
+	man/zkl_sem_lease_health.3 man/zkl_sem_held.3 man/zkl_sem_count.3 man/zkl_sem_holders.3 man/zkl_sem_holders_free.3 \
 	man/zkl_sem_cancel.3 man/zkl_sem_acquire_async.3 \
 	man/zkl_sem_release_async.3 man/zkl_sem_destroy.3
 

@@ -161,6 +161,26 @@ ZKL_EXTERN size_t zkl_sem_held(zkl_sem_t *m);
  * long), ZKL_ECANCELED, ZKL_ELOST or ZooKeeper's code. */
 ZKL_EXTERN int zkl_sem_count(zkl_sem_t *m, size_t *leased, int *max);
 
+/* A lease held by anyone, as zkl_sem_holders() lists it. */
+typedef struct zkl_sem_holder {
+  char name[64];     /* the lease node's name under <path>/leases      */
+  char *data;        /* its data: the holder's identity ("host:pid" for
+                        zkl's default, Curator's node data); NUL-ended */
+  size_t len;        /* bytes of data                                  */
+  uint64_t token;    /* the node's czxid (one per acquisition)         */
+  int64_t session;   /* the session that holds it (ephemeral owner)    */
+} zkl_sem_holder_t;
+
+/* The leases held now, by every process (zkl's, Curator's), in the order
+ * they were taken (czxid, then sequence): one listing of <path>/leases
+ * and one read per lease, all pipelined.  A lease given back between the
+ * listing and its read is left out.  *out (free it with
+ * zkl_sem_holders_free()) and *n are set on 0 (NULL and 0 when none),
+ * else NULL and 0.  Codes: those of zkl_sem_count(), and ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_sem_holders(zkl_sem_t *m, zkl_sem_holder_t **out,
+                               size_t *n);
+ZKL_EXTERN void zkl_sem_holders_free(zkl_sem_holder_t *v, size_t n);
+
 /* Async acquire: cb(m, rc, leases, n, arg) with the codes above; leases
  * (n == qty on success, else NULL and 0) live only during the callback
  * (the object holds them).  A grant found in doubt or lost when it is

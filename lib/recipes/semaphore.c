@@ -80,7 +80,7 @@ static int lease_health(zkl_sem_t *m, int64_t sid) {
 typedef struct scall {
   zkl__call_t call; /* first: the call base */
   zkl_sem_t *m;
-  int kind;         /* S_ACQUIRE or S_COUNT */
+  int kind;         /* S_ACQUIRE, S_COUNT or S_HOLDERS */
   pt_t pt;
   int rc, zrc, tries, saved_rc;
   unsigned qty;
@@ -94,10 +94,13 @@ typedef struct scall {
   size_t nzs;
   struct String_vector kids;
   held_t *got;      /* the leases made (qty)                             */
+  zkl__zcall_t **gets; /* holders: a read per lease listed             */
+  zkl_sem_holder_t *hv;
+  size_t nh, gi;
   zkl_leases_fn fn;
 } scall_t;
 
-enum { S_ACQUIRE, S_COUNT };
+enum { S_ACQUIRE, S_COUNT, S_HOLDERS };
 
 #define S_AWAIT(op, pt, z, until)                                    \
   do {                                                               \
@@ -560,10 +563,111 @@ static int count_step(zkl__op_t *op, void *ctx) {
   return 0;
 }
 
+static void holders_end(scall_t *x);
+
+static int holder_cmp(const void *a, const void *b) {
+  const zkl_sem_holder_t *x = a, *y = b;
+  if (x->token != y->token) return x->token < y->token ? -1 : 1;
+  const char *p = strrchr(x->name, '-'), *q = strrchr(y->name, '-');
+  return strcmp(p != NULL ? p : x->name, q != NULL ? q : y->name);
+}
+
+static int holders_step(zkl__op_t *op, void *ctx) {
+  scall_t *x = ctx;
+  zkl_sem_t *m = x->m;
+  pt_t *pt = &x->pt;
+  PT_BEGIN(pt);
+  for (;;) {
+    holders_end(x);
+    PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
+    if (x->rc == ZKL_ETIMEDOUT)
+      PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper "
+                              "within a session timeout"));
+    if (x->rc != 0) PT_RETURN(pt, x->rc);
+    x->z = zkl__zk_children_send(m->s, m->leases, 0);
+    S_AWAIT(op, pt, x->z, x->call.dl);
+    zkl__zk_children_free(&x->kids);
+    x->zrc = zkl__zk_children_wait(x->z, ZKL__TRY, &x->kids);
+    x->z = NULL;
+    if (x->zrc == ZNONODE) PT_RETURN(pt, 0); /* nobody yet */
+    if (lost_answer(x->zrc)) continue;
+    if (x->zrc != ZOK) PT_RETURN(pt, map_zrc(m, x->zrc, "list the leases of"));
+    if (x->kids.count == 0) PT_RETURN(pt, 0);
+    x->gets = calloc((size_t)x->kids.count, sizeof *x->gets);
+    x->hv = calloc((size_t)x->kids.count, sizeof *x->hv);
+    if (x->gets == NULL || x->hv == NULL)
+      PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+    {
+      size_t pl = m->leases_len + NAME_CAP + 2;
+      char *p = malloc(pl);
+      if (p == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+      for (int i = 0; i < x->kids.count; i++) {
+        lease_path(m, x->kids.data[i], p, pl);
+        x->gets[i] = zkl__zk_get_send(m->s, p, 0);
+      }
+      free(p);
+    }
+    x->saved_rc = 0;
+    for (x->gi = 0; x->gi < (size_t)x->kids.count; x->gi++) {
+      S_AWAIT(op, pt, x->gets[x->gi], x->call.dl);
+      {
+        char *data = NULL;
+        int len = 0;
+        struct Stat st;
+        memset(&st, 0, sizeof st);
+        int zrc = zkl__zk_get_wait(x->gets[x->gi], ZKL__TRY, &data, &len, &st);
+        x->gets[x->gi] = NULL;
+        if (zrc == ZOK) {
+          zkl_sem_holder_t *h = &x->hv[x->nh];
+          h->data = malloc(len > 0 ? (size_t)len + 1 : 1);
+          if (h->data == NULL) {
+            free(data);
+            if (x->saved_rc == 0) x->saved_rc = ZKL_ENOMEM;
+            continue;
+          }
+          if (len > 0) memcpy(h->data, data, (size_t)len);
+          h->data[len > 0 ? len : 0] = '\0';
+          h->len = len > 0 ? (size_t)len : 0;
+          snprintf(h->name, sizeof h->name, "%s", x->kids.data[x->gi]);
+          h->token = (uint64_t)st.czxid;
+          h->session = st.ephemeralOwner;
+          x->nh++;
+        } else if (zrc != ZNONODE && x->saved_rc == 0) {
+          x->saved_rc = zrc; /* given back meanwhile: left out */
+        }
+        free(data);
+      }
+    }
+    free(x->gets);
+    x->gets = NULL;
+    if (x->saved_rc == ZKL_ENOMEM)
+      PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
+    if (lost_answer(x->saved_rc)) continue;
+    if (x->saved_rc != 0)
+      PT_RETURN(pt, map_zrc(m, x->saved_rc, "read the leases of"));
+    qsort(x->hv, x->nh, sizeof *x->hv, holder_cmp);
+    PT_RETURN(pt, 0);
+  }
+  PT_END(pt);
+  return 0;
+}
+
 /* ---- running calls --------------------------------------------------------------------- */
+
+static void holders_end(scall_t *x) {
+  for (int i = 0; x->gets != NULL && i < x->kids.count; i++)
+    if (x->gets[i] != NULL) zkl__zk_get_wait(x->gets[i], ZKL__TRY, NULL, NULL,
+                                             NULL);
+  free(x->gets);
+  x->gets = NULL;
+  zkl_sem_holders_free(x->hv, x->nh);
+  x->hv = NULL;
+  x->nh = 0;
+}
 
 static void scall_release(zkl__call_t *c) {
   scall_t *x = (scall_t *)c;
+  holders_end(x);
   zkl__zk_parents_end(x->zs, x->nzs);
   if (x->z0 != NULL) zkl__zk_wait(x->z0, ZKL__TRY);
   zkl__zk_children_free(&x->kids);
@@ -697,6 +801,30 @@ int zkl_sem_count(zkl_sem_t *m, size_t *leased, int *max) {
   }
   scall_release(&x->call);
   return rc;
+}
+
+int zkl_sem_holders(zkl_sem_t *m, zkl_sem_holder_t **out, size_t *n) {
+  zkl__clear_error();
+  if (m == NULL || out == NULL || n == NULL)
+    return zkl__fail(ZKL_EINVAL, "semaphore, out or n is NULL");
+  *out = NULL;
+  *n = 0;
+  scall_t *x = scall_new(m, S_HOLDERS, 0, zkl_session_timeout(m->s));
+  if (x == NULL) return ZKL_ENOMEM;
+  int rc = zkl__call_blocking(&x->call, &m->gate, holders_step);
+  if (rc == 0 && x->nh > 0) {
+    *out = x->hv;
+    *n = x->nh;
+    x->hv = NULL;
+    x->nh = 0;
+  }
+  scall_release(&x->call);
+  return rc;
+}
+
+void zkl_sem_holders_free(zkl_sem_holder_t *v, size_t n) {
+  for (size_t i = 0; v != NULL && i < n; i++) free(v[i].data);
+  free(v);
 }
 
 /* ---- releases: not calls ---------------------------------------------------------------- */

@@ -375,6 +375,60 @@ START_TEST(sem_bad_input) {
 }
 END_TEST
 
+/* zkl_sem_holders(): everyone's leases, in the order taken, with the
+ * holder's data, token and session; nothing when nobody holds. */
+START_TEST(holders_listed) {
+  char root[128];
+  it_root(root, sizeof root, "sem-holders");
+  zkl_session_t *s = it_session(), *o = it_session();
+  zkl_sem_opts_t ob = {0};
+  ob.max = 4;
+  ob.data = "worker-b";
+  ob.data_len = 8;
+  zkl_sem_t *a = sem(s, root, 4), *b = NULL;
+  ck_assert_int_eq(zkl_sem_create(&b, o, root, &ob), 0);
+  zkl_sem_holder_t *v = (zkl_sem_holder_t *)1;
+  size_t n = 99;
+  ck_assert_int_eq(zkl_sem_holders(a, &v, &n), 0); /* no leases/ yet */
+  ck_assert_ptr_null(v);
+  ck_assert_uint_eq(n, 0);
+  zkl_lease_t la[1], lb[2];
+  ck_assert_int_eq(zkl_sem_acquire(a, 1, 5000, la), 0);
+  ck_assert_int_eq(zkl_sem_acquire(b, 2, 5000, lb), 0);
+  ck_assert_int_eq(zkl_sem_holders(b, &v, &n), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_str_eq(v[0].name, la[0].name);
+  ck_assert_uint_eq(v[0].token, la[0].token);
+  ck_assert_int_eq(v[0].session, zkl_session_id(s));
+  ck_assert_ptr_nonnull(strchr(v[0].data, ':')); /* "host:pid" */
+  for (int i = 1; i < 3; i++) {
+    ck_assert_uint_eq(v[i].token, lb[0].token);
+    ck_assert_int_eq(v[i].session, zkl_session_id(o));
+    ck_assert_uint_eq(v[i].len, 8);
+    ck_assert_str_eq(v[i].data, "worker-b");
+  }
+  ck_assert_str_eq(v[1].name, strcmp(lb[0].name, lb[1].name) < 0
+                                  ? lb[0].name : lb[1].name);
+  zkl_sem_holders_free(v, n);
+  ck_assert_int_eq(zkl_sem_release_all(b), 0);
+  ck_assert_int_eq(zkl_sem_holders(a, &v, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  zkl_sem_holders_free(v, n);
+  ck_assert_int_eq(zkl_sem_release_all(a), 0);
+  ck_assert_int_eq(zkl_sem_holders(a, &v, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_ptr_null(v);
+  ck_assert_int_eq(zkl_sem_holders(NULL, &v, &n), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_sem_holders(a, NULL, &n), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_sem_holders(a, &v, NULL), ZKL_EINVAL);
+  zkl_sem_holders_free(NULL, 0);
+  zkl_sem_destroy(a);
+  zkl_sem_destroy(b);
+  zkl_session_close(s);
+  zkl_session_close(o);
+}
+END_TEST
+
 Suite *semaphore_suite(void) {
   Suite *su = suite_create("semaphore");
   TCase *tc = it_tcase("semaphore");
@@ -385,6 +439,7 @@ Suite *semaphore_suite(void) {
   tcase_add_test(tc, lost_session_blocks_nobody);
   tcase_add_test(tc, cancel_async_destroy);
   tcase_add_test(tc, sem_bad_input);
+  tcase_add_test(tc, holders_listed);
   suite_add_tcase(su, tc);
   return su;
 }
