@@ -30,7 +30,7 @@
 /* ---- small helpers ------------------------------------------------------ */
 
 /* wait_turn's verdict when our own node disappeared while we waited */
-#define VANISHED 1
+#define VANISHED ZKL__VANISHED
 
 /* What became of a watched node (watch_and_wait's *left). */
 #define STILL_THERE 0 /* or not known: look again                       */
@@ -154,8 +154,8 @@ void zkl__contend_cancel(zkl__contender_t *c) {
 
 /* ---- our node and the queue below it ---------------------------------------- */
 
-static void adopt_node(zkl__contender_t *c, char *path,
-                       const struct Stat *st) {
+void zkl__contend_adopt(zkl__contender_t *c, char *path,
+                        const struct Stat *st) {
   zkl__node_t n;
   free(c->node);
   c->node = path;
@@ -299,7 +299,7 @@ static int queue_guess(zkl__contender_t *c, queue_t *q) {
 
 /* Would a contender coming after every one listed in kids be blocked?
  * ZKL_EBUSY (with a message), 0, or ZKL_ENOMEM. */
-static int busy_in(zkl__contender_t *c, const struct String_vector *kids) {
+int zkl__contend_busy(zkl__contender_t *c, const struct String_vector *kids) {
   zkl__node_t *all = calloc(kids->count > 0 ? (size_t)kids->count : 1,
                             sizeof *all);
   if (all == NULL) return ZKL_ENOMEM;
@@ -616,7 +616,7 @@ static int op_find_mine(zkl__op_t *o) {
     }
     o->k = NULL;
     if (erc == ZOK) {
-      adopt_node(c, o->found_path, &st);
+      zkl__contend_adopt(c, o->found_path, &st);
       o->found = 1;
     } else {
       free(o->found_path);
@@ -1037,7 +1037,7 @@ static int op_create_node(zkl__op_t *o) {
       o->k = NULL;
       admit_done(o); /* answered (or given up): the next may go */
       if (zrc == ZOK) {
-        adopt_node(c, made, &st);
+        zkl__contend_adopt(c, made, &st);
         if (o->probe) {
           if (queue_guess(c, &o->q) != 0) queue_free(&o->q); /* lists */
         } else if (o->kl != NULL) {
@@ -1228,7 +1228,7 @@ static int op_peek_busy(zkl__op_t *o) {
     o->kids.data = NULL;
     if (zrc == ZNONODE) PT_RETURN(pt, 0); /* no root yet: free */
     if (zrc != ZOK) PT_RETURN(pt, map_zrc(c, zrc, "list"));
-    int rc = busy_in(c, &kids);
+    int rc = zkl__contend_busy(c, &kids);
     zkl__zk_children_free(&kids);
     PT_RETURN(pt, rc);
   }
@@ -1539,13 +1539,18 @@ static int op_acquire(zkl__op_t *o) {
                                                     : ZKL_ETIMEDOUT,
                             "not connected to ZooKeeper"));
   if (o->rc != 0) PT_RETURN(pt, o->rc);
-  if (o->deadline == ZKL__TRY) {
+  if (o->deadline == ZKL__TRY && !c->premade) {
     PT_CALL(pt, o->rc, op_peek_busy(o));
     if (o->rc != 0) PT_RETURN(pt, o->rc);
   }
   o->granted = 0;
   for (o->attempt = 0; o->attempt < 3;) {
-    PT_CALL(pt, o->rc, op_create_node(o));
+    if (c->premade) { /* made by the recipe: queued already, or gone */
+      memset(&o->q, 0, sizeof o->q);
+      o->rc = c->node != NULL ? 0 : VANISHED;
+    } else {
+      PT_CALL(pt, o->rc, op_create_node(o));
+    }
     if (o->rc == 0 && !o->q.listed) PT_CALL(pt, o->rc, op_queue_list(o));
     if (o->rc == 0) {
       o->rc = VANISHED;
@@ -1556,6 +1561,11 @@ static int op_acquire(zkl__op_t *o) {
     if (o->rc == 0) PT_CALL(pt, o->rc, op_confirm_grant(o));
     if (o->rc == VANISHED && zkl__session_health(c->s) == ZKL_ELOST)
       o->rc = ZKL_ELOST;
+    if (o->rc == ZKL_ELOST && zkl__session_renews(c->s) && c->premade) {
+      forget_node(c); /* the recipe queues again, all its nodes at once */
+      o->rc = VANISHED;
+      break;
+    }
     if (o->rc == ZKL_ELOST && zkl__session_renews(c->s)) {
       /* The session was lost while we queued: its nodes are gone and a
        * new session is on its way.  Queue again on it. */
@@ -1566,11 +1576,13 @@ static int op_acquire(zkl__op_t *o) {
     }
     if (o->rc != VANISHED) break;
     /* Our node vanished under us (deleted by someone else): start over
-     * with a new node. */
+     * with a new node (a recipe's own node: it starts over). */
     free(c->node);
     c->node = NULL;
+    if (c->premade) break;
     o->attempt++;
   }
+  if (o->rc == VANISHED && c->premade) PT_RETURN(pt, ZKL__VANISHED);
   if (o->rc == VANISHED)
     o->rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing",
                       c->root);

@@ -75,6 +75,11 @@ typedef struct zkl__contender {
                                    op_create_node); set after init       */
   int ahead;                    /* blockers below our node at the last
                                    listing that showed it (tagged)        */
+  int premade;                  /* the recipe makes the node (several in
+                                   one multi: the multi-lock) and adopts
+                                   it (zkl__contend_adopt): an acquisition
+                                   never makes or remakes it, and ends
+                                   with ZKL__VANISHED when it is gone    */
   atomic_uint *cancel_gen;      /* the owning object's cancel generation  */
   zkl__waiter_t w;
   zkl__op_t *op;                /* the operation using it (at most one);
@@ -86,6 +91,18 @@ int zkl__contender_init(zkl__contender_t *c, zkl_session_t *s,
                         const void *data, size_t data_len,
                         atomic_uint *cancel_gen);
 void zkl__contender_fini(zkl__contender_t *c);
+/* Makes path (malloc'd: c owns it from now on) c's node, as its create
+ * answered (st: the node's stat).  Frees a node c had. */
+void zkl__contend_adopt(zkl__contender_t *c, char *path,
+                        const struct Stat *st);
+/* What an acquisition through a premade contender returns when its node
+ * is gone (deleted by someone else, or with a lost session that a new one
+ * replaces): c->node is NULL then, and the recipe starts over. */
+#define ZKL__VANISHED 1
+/* Would a contender of c's driver that queued after every one of kids (a
+ * listing of c's path) have to wait?  0 no, ZKL_EBUSY (with a detail
+ * message), ZKL_ENOMEM.  A trylock's look before it writes. */
+int zkl__contend_busy(zkl__contender_t *c, const struct String_vector *kids);
 
 /* How an operation ends, on the engine's thread: rc and its detail
  * message ("" if none).  It must not block (it signals a waiting thread,
