@@ -7,7 +7,9 @@
 # zkl_queue_list(); `zkl queue` uses zkl_queue_*(), `zkl counter` (and
 # `zkl status --counter`) zkl_counter_*(), `zkl barrier` (and `zkl status
 # --barrier`) zkl_barrier_*() and zkl_dbarrier_*(), `zkl sem` (and `zkl
-# status --sem`) zkl_sem_*().
+# status --sem`) zkl_sem_*(), `zkl lock --all` zkl_multilock_*() (and
+# ZooKeeper's own exists watches on its nodes, through
+# zkl_session_zhandle(): hence $(ZOOKEEPER_LIBS)).
 
 bin_PROGRAMS += cli/zkl
 cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
@@ -32,8 +34,8 @@ tests_cli_unit_tests_LDADD = lib/libzkl.la $(CHECK_LIBS)
 TESTS += tests/cli/unit-tests tests/cli/usage.sh tests/cli/man.sh \
 	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
 	tests/cli/queue.zksh tests/cli/counter.zksh tests/cli/barrier.zksh \
-	tests/cli/sem.zksh
+	tests/cli/sem.zksh tests/cli/multilock.zksh
 EXTRA_DIST += tests/cli/lib.sh tests/cli/usage.sh tests/cli/man.sh \
 	tests/cli/lock.zksh tests/cli/elect.zksh tests/cli/status.zksh \
 	tests/cli/queue.zksh tests/cli/counter.zksh \
-	tests/cli/barrier.zksh tests/cli/sem.zksh
+	tests/cli/barrier.zksh tests/cli/sem.zksh tests/cli/multilock.zksh

@@ -25,6 +25,9 @@ static const char help_top[] =
     "\n"
     "Commands:\n"
     "  lock PATH [--] CMD [ARG...]   run CMD while holding the lock at PATH\n"
+    "  lock --all PATH... -- CMD [ARG...]\n"
+    "                                run CMD while holding the locks at every PATH,\n"
+    "                                all or none\n"
     "  elect PATH [--] CMD [ARG...]  run CMD while leader of the election at PATH\n"
     "  elect --observe PATH          print the leader's id, then each change\n"
     "  status PATH                   list the contenders at PATH in queue order\n"
@@ -67,13 +70,21 @@ static const char help_top[] =
 static const char help_lock[] =
     "Usage: zkl [OPTIONS] lock [--read | --write] [-n | -t SECONDS] [-E N]\n"
     "                          PATH [--] CMD [ARG...]\n"
+    "       zkl [OPTIONS] lock --all [-n | -t SECONDS] [-E N]\n"
+    "                          PATH... -- CMD [ARG...]\n"
     "Run CMD while holding the lock at PATH; exit with CMD's status.\n"
     "\n"
     "      --read               the shared side of the read/write lock\n"
     "      --write              the exclusive side of the read/write lock\n"
     "                           (default: the exclusive lock, which does not\n"
     "                           queue with --read/--write holders)\n"
-    "  -n, --nonblock           give up at once if the lock is not free\n"
+    "      --all                hold the exclusive locks of all the PATHs (1 to\n"
+    "                           64, none twice) together, all or none: queued\n"
+    "                           on every PATH at once, in one transaction, so\n"
+    "                           that no deadlock comes of the order of the\n"
+    "                           PATHs; '--' ends them\n"
+    "  -n, --nonblock           give up at once if the lock (--all: one of\n"
+    "                           them) is not free\n"
     "  -t, --timeout SECONDS    give up after SECONDS (decimals allowed)\n"
     "  -E, --conflict-exit-code N\n"
     "                           exit status when -n/-t give up (default 1)\n"
@@ -82,11 +93,15 @@ static const char help_lock[] =
     "\n"
     "CMD gets ZKL_LOCK_PATH, ZKL_LOCK_NODE (the node that holds the lock) and\n"
     "ZKL_FENCING_TOKEN (a number, larger for every new holder) in its\n"
-    "environment.  If the lock is lost while CMD runs (session LOST, or the\n"
-    "node deleted), CMD gets SIGTERM, SIGKILL after the grace period, and zkl\n"
-    "exits 75.  A suspended connection alone does not stop CMD: the session\n"
-    "may come back.  SIGINT, SIGTERM and SIGHUP are passed on to CMD; the lock\n"
-    "is released once CMD has exited.\n";
+    "environment; with --all, ZKL_LOCK_PATHS and ZKL_LOCK_NODES (the PATHs and\n"
+    "their nodes, one per line, in the order given), ZKL_FENCING_TOKEN (the\n"
+    "token of every PATH: the nodes are made in one transaction) and\n"
+    "ZKL_FENCING_TOKENS (a line PATH=TOKEN per PATH).  If the lock is lost\n"
+    "while CMD runs (session LOST, or the node deleted; --all: any of them),\n"
+    "CMD gets SIGTERM, SIGKILL after the grace period, and zkl exits 75.  A\n"
+    "suspended connection alone does not stop CMD: the session may come back.\n"
+    "SIGINT, SIGTERM and SIGHUP are passed on to CMD; the lock is released\n"
+    "(--all: every lock) once CMD has exited.\n";
 
 static const char help_elect[] =
     "Usage: zkl [OPTIONS] elect [-i ID] PATH [--] CMD [ARG...]\n"
@@ -412,7 +427,8 @@ enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
        OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_QUEUE_FORMAT,
        OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
        OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
-       OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_END };
+       OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_ALL,
+       OPT_END };
 
 /* A list of option codes, 0 ending it. */
 #define CODES(...) ((const int[]){__VA_ARGS__, 0})
@@ -925,26 +941,79 @@ static int nothing_after(parser_t *p, int argc, char **argv,
 
 /* ---- lock ------------------------------------------------------------------ */
 
+_Static_assert(ZKL_MULTILOCK_MAX == 64, "help_lock says --all takes 64");
+
+/* --all's PATH... -- CMD [ARG...].  The "--" is needed: it alone tells
+ * the last PATH from CMD.  getopt_long() takes a "--" that comes right
+ * after the options as their end (argv[optind - 1]): the PATHs then go
+ * up to the next "--", or, with none, that "--" was the one after them
+ * and no PATH was given. */
+static int take_paths_and_cmd(parser_t *p, int argc, char **argv) {
+  cli_opts_t *o = p->o;
+  int first = optind, end = first;
+  while (end < argc && strcmp(argv[end], "--") != 0) end++;
+  if (end >= argc) {
+    int ate = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+    if (first >= argc && !ate)
+      return usage_error(p, "PATH is missing (--all takes PATH... -- CMD)");
+    if (!ate)
+      return usage_error(p, "'--' is missing after the PATHs (--all takes "
+                            "PATH... -- CMD)");
+  }
+  if (end == first || end >= argc)
+    return usage_error(p, "PATH is missing before '--' (--all takes "
+                          "PATH... -- CMD)");
+  if (end - first > ZKL_MULTILOCK_MAX)
+    return usage_error(p, "%d PATHs: --all takes at most %d", end - first,
+                       ZKL_MULTILOCK_MAX);
+  for (int i = first; i < end; i++) {
+    const char *path = argv[i];
+    if (path[0] == '-')
+      return usage_error(p, "unexpected '%s' among the PATHs (options go "
+                            "before them)", path);
+    if (zkl_path_check(path) != 0)
+      return usage_error(p, "bad PATH '%s': %s", path, zkl_last_error());
+    for (int j = first; j < i; j++)
+      if (strcmp(argv[j], path) == 0)
+        return usage_error(p, "PATH '%s' is given twice", path);
+  }
+  o->paths = argv + first;
+  o->n_paths = (size_t)(end - first);
+  o->path = o->paths[0];
+  optind = end + 1;
+  if (optind >= argc) return usage_error(p, "CMD is missing");
+  o->cmd = argv + optind;
+  return 0;
+}
+
 static int lock_option(parser_t *p, int c, const char *arg) {
   switch (c) {
   case OPT_READ: p->o->mode = CLI_LOCK_READ; break;
   case OPT_WRITE: p->o->mode = CLI_LOCK_WRITE; break;
+  case OPT_ALL: p->o->all = 1; break;
   case 'n': p->o->timeout_ms = 0; break;
   }
   return 0;
 }
 
-/* ... PATH [--] CMD [ARG...] */
+/* ... PATH [--] CMD [ARG...], or --all ... PATH... -- CMD [ARG...] */
 static int lock_rest(parser_t *p, int argc, char **argv) {
+  int rc;
   if (p->given[OPT_READ] + p->given[OPT_WRITE] > 1)
     return usage_error(p, "--read and --write exclude each other");
+  if ((rc = at_most_once(p, CODES(OPT_ALL))) != 0) return rc;
+  if (p->o->all && p->given[OPT_READ] + p->given[OPT_WRITE] > 0)
+    return usage_error(p, "--all takes exclusive locks only, not --%s",
+                       p->given[OPT_READ] > 0 ? "read" : "write");
   if (p->given['n'] + p->given['t'] > 1)
     return usage_error(p, "give one of -n and -t, once");
-  return take_path_and_cmd(p, argc, argv);
+  return p->o->all ? take_paths_and_cmd(p, argc, argv)
+                   : take_path_and_cmd(p, argc, argv);
 }
 
 static const syntax_t lock_syntax = {
     (const struct option[]){FLAG("read", OPT_READ), FLAG("write", OPT_WRITE),
+                            FLAG("all", OPT_ALL),
                             FLAG("nonblock", 'n'), ARG("timeout", 't'),
                             ARG("conflict-exit-code", 'E'),
                             ARG("grace", OPT_GRACE), HELP_AND_END},

@@ -105,6 +105,12 @@ typedef struct cli_opts {
   int64_t grace_ms;             /* --grace SECONDS: TERM to KILL          */
   /* lock (timeout_ms and conflict_exit: barrier enter's and sem's too) */
   cli_lock_mode_t mode;         /* --read / --write                       */
+  int all;                      /* --all: the multi-lock of paths[]       */
+  char **paths;                 /* --all's PATHs (argv's; not NULL-
+                                   terminated: the "--" follows), n_paths
+                                   of them, each valid and none twice;
+                                   path is paths[0]                      */
+  size_t n_paths;               /* 1..ZKL_MULTILOCK_MAX with --all, else 0 */
   int64_t timeout_ms;           /* -1 wait forever; 0 -n; else -t         */
   int conflict_exit;            /* -E N, default 1                        */
   /* elect */

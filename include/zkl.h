@@ -22,6 +22,7 @@
 #include "zkl/counter.h"
 #include "zkl/barrier.h"
 #include "zkl/semaphore.h"
+#include "zkl/multilock.h"
 #include "zkl/inspect.h"
 
 #endif /* ZKL_H */

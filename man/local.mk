@@ -62,7 +62,15 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_sem_release.3 man/zkl_sem_release_all.3 \
 	man/zkl_sem_lease_health.3 man/zkl_sem_held.3 man/zkl_sem_count.3 man/zkl_sem_holders.3 man/zkl_sem_holders_free.3 \
 	man/zkl_sem_cancel.3 man/zkl_sem_acquire_async.3 \
-	man/zkl_sem_release_async.3 man/zkl_sem_destroy.3
+	man/zkl_sem_release_async.3 man/zkl_sem_destroy.3 \
+	man/zkl_multilock.3 man/zkl_multilock_opts_init.3 \
+	man/zkl_multilock_create.3 man/zkl_multilock_lock.3 \
+	man/zkl_multilock_trylock.3 man/zkl_multilock_timedlock.3 \
+	man/zkl_multilock_unlock.3 man/zkl_multilock_lock_async.3 \
+	man/zkl_multilock_unlock_async.3 man/zkl_multilock_cancel.3 \
+	man/zkl_multilock_holding.3 man/zkl_multilock_count.3 \
+	man/zkl_multilock_token.3 man/zkl_multilock_node.3 \
+	man/zkl_multilock_destroy.3
 
 # Checks of the man pages, of docker-compose.yml against the test harness,
 # and of an installed tree (make install DESTDIR=... and a program built

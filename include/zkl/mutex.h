@@ -6,6 +6,10 @@
  * the lock and every waiter watches only its immediate predecessor.  zkl
  * interoperates on one path with Curator's InterProcessMutex, go-zookeeper's
  * Lock and kazoo's Lock (kazoo must be given extra_lock_patterns=["-lock-"]).
+ * zkl makes a missing lock path as a CONTAINER node, which the server
+ * deletes once it is empty; a kazoo Lock object makes its path only once,
+ * and its next acquire after such a deletion fails with NoNodeError.  Where
+ * kazoo shares a path, make the path a persistent node beforehand.
  *
  * Threads: a zkl_mutex_t is reentrant per thread, like a recursive
  * pthread mutex: the holding thread may lock again and must unlock as often.

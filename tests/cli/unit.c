@@ -1,7 +1,7 @@
 /* tests/cli/unit.c - the zkl tool's pure logic, no server: the command
  * line (cli/opts.c) with the names of the queue and counter formats, the
- * strict numbers of `zkl counter`, the options of `zkl barrier` and of
- * `zkl sem`, and the escapes of node data
+ * strict numbers of `zkl counter`, the options of `zkl barrier`, of `zkl
+ * sem` and of `zkl lock --all`, and the escapes of node data
  * (cli/text.c).  Which children are a queue's items, and
  * their order, is the library's (zkl_queue_list()), tested there.
  *
@@ -21,7 +21,7 @@
 /* ---- the command line ------------------------------------------------------- */
 
 /* Parses a NULL-terminated list of words (argv[0] = "zkl" is added). */
-static char *words[64];
+static char *words[128];
 static char err[512];
 
 static int parse_env(cli_opts_t *o, const char *env, const char *const *args) {
@@ -107,6 +107,99 @@ START_TEST(lock_long_and_short_forms) {
   ck_assert_int_eq(o.timeout_ms, 0);
   ck_assert_int_eq(PARSE(&o, "lock", "-t7", "/p", "x"), 0);
   ck_assert_int_eq(o.timeout_ms, 7000);
+}
+END_TEST
+
+/* o's --all PATHs are these (and o->path the first). */
+static void assert_paths(const cli_opts_t *o, const char *const *want) {
+  size_t n = 0;
+  while (want[n] != NULL) n++;
+  ck_assert_int_eq(o->all, 1);
+  ck_assert_uint_eq(o->n_paths, n);
+  ck_assert_ptr_nonnull(o->paths);
+  for (size_t i = 0; i < n; i++) ck_assert_str_eq(o->paths[i], want[i]);
+  ck_assert_str_eq(o->path, want[0]);
+}
+
+#define ASSERT_PATHS(o, ...) assert_paths((o), (const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(lock_all_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "/a", "/b/c", "/d", "--",
+                         "cmd", "x"),
+                   0);
+  ck_assert_int_eq(o.command, CLI_CMD_LOCK);
+  ck_assert_int_eq(o.mode, CLI_LOCK_EXCLUSIVE);
+  ck_assert_int_eq(o.timeout_ms, -1);
+  ck_assert_int_eq(o.conflict_exit, 1);
+  ck_assert_int_eq(o.grace_ms, CLI_DEFAULT_GRACE_MS);
+  ASSERT_PATHS(&o, "/a", "/b/c", "/d");
+  ASSERT_CMD(&o, "cmd", "x");
+  ck_assert_str_eq(err, "");
+  /* one PATH is a multi-lock too; the order given is kept */
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "/z", "--", "true"), 0);
+  ASSERT_PATHS(&o, "/z");
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "/b", "/a", "--", "true"), 0);
+  ASSERT_PATHS(&o, "/b", "/a");
+  /* the options of lock, in any order around --all */
+  ck_assert_int_eq(PARSE(&o, "lock", "-n", "--all", "-E", "7", "--grace",
+                         "0.5", "/a", "/b", "--", "cmd"),
+                   0);
+  ck_assert_int_eq(o.timeout_ms, 0);
+  ck_assert_int_eq(o.conflict_exit, 7);
+  ck_assert_int_eq(o.grace_ms, 500);
+  ASSERT_PATHS(&o, "/a", "/b");
+  ck_assert_int_eq(PARSE(&o, "lock", "-t", "2.5", "--all", "/a", "--",
+                         "cmd"),
+                   0);
+  ck_assert_int_eq(o.timeout_ms, 2500);
+  /* the first "--" ends the PATHs: CMD keeps its own, and its options */
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "/a", "/b", "--", "-x", "--",
+                         "/c", "--y"),
+                   0);
+  ASSERT_PATHS(&o, "/a", "/b");
+  ASSERT_CMD(&o, "-x", "--", "/c", "--y");
+  /* a "--" that ends the options comes before the PATHs' own */
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "--", "/a", "/b", "--", "cmd"),
+                   0);
+  ASSERT_PATHS(&o, "/a", "/b");
+  ASSERT_CMD(&o, "cmd");
+  /* the most PATHs a multi-lock takes */
+  char names[ZKL_MULTILOCK_MAX][16];
+  const char *args[ZKL_MULTILOCK_MAX + 6];
+  size_t n = 0;
+  args[n++] = "lock";
+  args[n++] = "--all";
+  for (int i = 0; i < ZKL_MULTILOCK_MAX; i++) {
+    snprintf(names[i], sizeof names[i], "/p%d", i);
+    args[n++] = names[i];
+  }
+  args[n++] = "--";
+  args[n++] = "true";
+  args[n] = NULL;
+  ck_assert_int_eq(parse_env(&o, NULL, args), 0);
+  ck_assert_uint_eq(o.n_paths, ZKL_MULTILOCK_MAX);
+  ck_assert_str_eq(o.paths[ZKL_MULTILOCK_MAX - 1],
+                   names[ZKL_MULTILOCK_MAX - 1]);
+  /* one more is a usage error */
+  args[n - 2] = "/one-more";
+  args[n - 1] = "--";
+  args[n] = "true";
+  args[n + 1] = NULL;
+  ck_assert_int_eq(parse_env(&o, NULL, args), CLI_EX_USAGE);
+  ck_assert_ptr_nonnull(strstr(err, "65 PATHs: --all takes at most 64"));
+  /* without --all, nothing of it */
+  ck_assert_int_eq(PARSE(&o, "lock", "/a", "true"), 0);
+  ck_assert_int_eq(o.all, 0);
+  ck_assert_ptr_null(o.paths);
+  ck_assert_uint_eq(o.n_paths, 0);
+  /* the help tells it */
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_LOCK), "] lock --all "));
+  ck_assert_ptr_nonnull(strstr(cli_help(CLI_CMD_LOCK), "ZKL_FENCING_TOKENS"));
+  ck_assert_ptr_nonnull(
+      strstr(cli_help(CLI_CMD_NONE), "  lock --all PATH... -- CMD"));
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "--help"), 0);
+  ck_assert_int_eq(o.action, CLI_HELP);
 }
 END_TEST
 
@@ -745,6 +838,30 @@ static const struct {
     {{"lock", "--read", "--write", "/p", "c"}, "exclude each other"},
     {{"lock", "-n", "-t", "1", "/p", "c"}, "one of -n and -t"},
     {{"lock", "--help=x", "/p", "c"}, "option --help takes no value"},
+    {{"lock", "--all"}, "PATH is missing (--all takes PATH... -- CMD)"},
+    {{"lock", "--all", "--"}, "PATH is missing before '--'"},
+    {{"lock", "--all", "--", "cmd"}, "PATH is missing before '--'"},
+    {{"lock", "--all", "--", "--", "cmd"}, "PATH is missing before '--'"},
+    {{"lock", "--all", "/a", "/b", "cmd"},
+     "'--' is missing after the PATHs (--all takes PATH... -- CMD)"},
+    {{"lock", "--all", "/a"}, "'--' is missing after the PATHs"},
+    {{"lock", "--all", "/a", "/b", "--"}, "CMD is missing"},
+    {{"lock", "--all", "/a", "/b", "/a", "--", "c"},
+     "PATH '/a' is given twice"},
+    {{"lock", "--all", "/a", "rel", "--", "c"}, "bad PATH 'rel'"},
+    {{"lock", "--all", "/a", "/b/", "--", "c"}, "bad PATH '/b/'"},
+    {{"lock", "--all", "/zookeeper/x", "--", "c"}, "bad PATH"},
+    {{"lock", "--all", "/a", "-t", "1", "--", "c"},
+     "unexpected '-t' among the PATHs (options go before them)"},
+    {{"lock", "--all", "--read", "/a", "--", "c"},
+     "--all takes exclusive locks only, not --read"},
+    {{"lock", "--write", "--all", "/a", "--", "c"},
+     "--all takes exclusive locks only, not --write"},
+    {{"lock", "--all", "--all", "/a", "--", "c"}, "give --all once"},
+    {{"lock", "--all", "-n", "-t", "1", "/a", "--", "c"}, "one of -n and -t"},
+    {{"lock", "--all", "-t", "soon", "/a", "--", "c"}, "-t needs SECONDS"},
+    {{"lock", "--all", "-E", "256", "/a", "--", "c"}, "-E needs an exit code"},
+    {{"lock", "--all=1", "/a", "--", "c"}, "option --all takes no value"},
     {{"elect", "/e"}, "CMD is missing"},
     {{"elect", "-i", "", "/e", "c"}, "ID must not be empty"},
     {{"elect", "--observe", "/e", "cmd"}, "runs no command"},
@@ -1107,6 +1224,10 @@ START_TEST(usage_error_names_the_command) {
                    CLI_EX_USAGE);
   ck_assert_str_eq(err, "zkl sem: --qty 2 is more than -n 1: it would never "
                         "fit (try 'zkl sem --help')");
+  ck_assert_int_eq(PARSE(&o, "lock", "--all", "/a", "/a", "--", "c"),
+                   CLI_EX_USAGE);
+  ck_assert_str_eq(err, "zkl lock: PATH '/a' is given twice "
+                        "(try 'zkl lock --help')");
 }
 END_TEST
 
@@ -1380,6 +1501,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, lock_defaults);
   tcase_add_test(tc, lock_all_options);
   tcase_add_test(tc, lock_long_and_short_forms);
+  tcase_add_test(tc, lock_all_forms);
   tcase_add_test(tc, hosts_from_environment);
   tcase_add_test(tc, elect_forms);
   tcase_add_loop_test(tc, status_forms, 0, (int)COUNT(status_case));

@@ -37,6 +37,19 @@ usage_error "--grace needs SECONDS" lock --grace -1 /p true
 usage_error "exclude each other" lock --read --write /p true
 usage_error "one of -n and -t" lock -n -t 1 /p true
 usage_error "unknown option --bogus" lock --bogus /p true
+usage_error "PATH is missing" lock --all
+usage_error "PATH is missing before '--'" lock --all -- true
+usage_error "'--' is missing after the PATHs" lock --all /a /b true
+usage_error "CMD is missing" lock --all /a /b --
+usage_error "PATH '/a' is given twice" lock --all /a /b /a -- true
+usage_error "bad PATH 'b'" lock --all /a b -- true
+usage_error "--all takes exclusive locks only, not --read" lock --all --read /a /b -- true
+usage_error "--all takes exclusive locks only, not --write" lock --write --all /a -- true
+usage_error "unexpected '-n' among the PATHs" lock --all /a -n /b -- true
+usage_error "give --all once" lock --all --all /a -- true
+usage_error "one of -n and -t" lock --all -n -t 1 /a /b -- true
+# shellcheck disable=SC2046  # 65 words
+usage_error "65 PATHs: --all takes at most 64" lock --all $(seq -f /p%g 65) -- true
 usage_error "CMD is missing" elect /e
 usage_error "ID must not be empty" elect -i "" /e true
 usage_error "runs no command" elect --observe /e true
@@ -158,6 +171,11 @@ for c in "" lock elect status queue counter barrier sem; do
     [[ ! -s $W/err ]] || fail "zkl $c --help wrote to stderr"
 done
 zkl lock --help | grep -q "SUSPENDED\|suspended connection" || fail "lock --help says nothing of suspension"
+zkl lock --help >"$W/lock-help"
+for v in --all ZKL_LOCK_PATHS ZKL_LOCK_NODES ZKL_FENCING_TOKENS; do
+    grep -q -- "$v" "$W/lock-help" || fail "zkl lock --help does not name $v"
+done
+grep -q "^ *zkl \[OPTIONS\] lock --all " "$W/lock-help" || fail "zkl lock --help: no usage of --all"
 zkl elect --help | grep -q "suspended connection" || fail "elect --help says nothing of suspension"
 # (the help is read whole first: grep -q may end before a long one is
 # written, and zkl would die of SIGPIPE)
@@ -196,6 +214,7 @@ for v in ZKL_SEM_PATH ZKL_SEM_LEASES ZKL_SEM_TOKEN --count-path --qty; do
 done
 grep -q "suspended connection" "$W/sem-help" || fail "sem --help says nothing of suspension"
 grep -q "sem -n MAX" "$W/top-help" || fail "zkl --help does not name sem"
+grep -q "lock --all PATH" "$W/top-help" || fail "zkl --help does not name lock --all"
 grep -q "status --sem" "$W/top-help" || fail "zkl --help does not name status --sem"
 zkl status --help | grep -q "status --sem" || fail "zkl status --help does not show --sem"
 expect_rc 0 "zkl -h" zkl -h >/dev/null
@@ -215,6 +234,8 @@ unreachable() {
 }
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 status /p
 unreachable 127.0.0.1:1,127.0.0.1:2 zkl -s 127.0.0.1:1,127.0.0.1:2 --connect-timeout 500 lock /p true
+unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 lock --all /p /q -- touch "$W/ran"
+[[ ! -e $W/ran ]] || fail "unreachable: lock --all ran CMD"
 ZKL_SERVERS=127.0.0.1:1 unreachable 127.0.0.1:1 zkl --connect-timeout 500 elect /e true
 ZKL_SERVERS=127.0.0.1:1 unreachable 127.0.0.1:1 zkl --connect-timeout 500 elect --observe /e
 unreachable 127.0.0.1:1 zkl -s 127.0.0.1:1 --connect-timeout 500 queue put /q data

@@ -201,7 +201,7 @@ Suite *checker_suite(void) {
 }
 
 /* ZKL_FAULTS names the suites to run (checker, paused, nemesis, queue,
- * counter, semaphore; default: all of them). */
+ * counter, semaphore, multilock; default: all of them). */
 static int wanted(const char *name) {
   const char *w = getenv("ZKL_FAULTS");
   if (w == NULL || w[0] == '\0') return 1;
@@ -224,9 +224,10 @@ int main(void) {
   SRunner *sr = NULL;
   Suite *(*suites[])(void) = {checker_suite, paused_suite, nemesis_suite,
                               queue_suite, counter_faults_suite,
-                              semaphore_faults_suite};
+                              semaphore_faults_suite,
+                              multilock_faults_suite};
   const char *names[] = {"checker", "paused", "nemesis", "queue", "counter",
-                         "semaphore"};
+                         "semaphore", "multilock"};
   for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
     if (!wanted(names[i])) continue;
     if (sr == NULL) sr = srunner_create(suites[i]());

@@ -192,5 +192,6 @@ Suite *nemesis_suite(void);
 Suite *queue_suite(void); /* queue.c */
 Suite *counter_faults_suite(void); /* counter.c: counter, double barrier */
 Suite *semaphore_faults_suite(void); /* semaphore.c */
+Suite *multilock_faults_suite(void); /* multilock.c */
 
 #endif
