@@ -735,3 +735,388 @@ void fc_history_free(struct fc_txhist *h) {
   free(h->op);
   free(h->zx);
 }
+
+/* ---- the worker fleet's faults ------------------------------------------- */
+
+int fc_stopping(const struct fc_worker *w) {
+  return fc_load(w->stop) || getppid() != w->parent;
+}
+
+int fc_total_cuts(struct fc_worker *w) {
+  int n = 0;
+  for (int i = 0; i < FC_SERVERS; i++) n += it_proxy_cuts(w->px[i]);
+  return n;
+}
+
+void *fc_cut_control(void *arg) {
+  struct fc_worker *w = arg;
+  struct fc_slot *sl = w->sl;
+  int cut = 0, gen = fc_load(&sl->cut_gen), armed = 0, base = 0;
+  int64_t armed_at = 0;
+  while (!fc_load(&w->ctl_stop)) {
+    int64_t now = it_now_ms();
+    int want = now < __atomic_load_n(&sl->cut_until_ms, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < FC_SERVERS && want != cut; i++)
+      it_proxy_blackhole(w->px[i], want);
+    cut = want;
+    int g = fc_load(&sl->cut_gen);
+    if (g != gen) { /* armed anew, or disarmed (cut_op 0) */
+      gen = g;
+      int op = fc_load(&sl->cut_op);
+      if (armed)
+        __atomic_add_fetch(&sl->op_cuts, fc_total_cuts(w) - base,
+                           __ATOMIC_SEQ_CST);
+      base = fc_total_cuts(w);
+      for (int i = 0; i < FC_SERVERS; i++) it_proxy_cut_after(w->px[i], op);
+      armed = op != 0;
+      armed_at = now;
+    }
+    if (armed) {
+      int n = fc_total_cuts(w);
+      if (n > base || now - armed_at > 5000) {
+        for (int i = 0; i < FC_SERVERS; i++) it_proxy_cut_after(w->px[i], 0);
+        __atomic_add_fetch(&sl->op_cuts, fc_total_cuts(w) - base,
+                           __ATOMIC_SEQ_CST);
+        armed = 0;
+      }
+    }
+    it_sleep_ms(5);
+  }
+  return NULL;
+}
+
+void fc_proxies_start(struct fc_worker *w, struct fc_slot *sl) {
+  size_t off = 0;
+  w->sl = sl;
+  for (int i = 0; i < FC_SERVERS; i++) {
+    w->px[i] = it_proxy_start_to(fc_server_port(i + 1));
+    off += (size_t)snprintf(w->hosts + off, sizeof w->hosts - off,
+                            "%s127.0.0.1:%d", i > 0 ? "," : "",
+                            it_proxy_port(w->px[i]));
+  }
+  if (pthread_create(&w->ctl, NULL, fc_cut_control, w) != 0) _exit(4);
+}
+
+void fc_proxies_stop(struct fc_worker *w) {
+  fc_store(&w->ctl_stop, 1);
+  pthread_join(w->ctl, NULL);
+  for (int i = 0; i < FC_SERVERS; i++) it_proxy_stop(w->px[i]);
+}
+
+int fc_spare_wait(struct fc_worker *w, struct fc_spare *sp) {
+  while (!fc_load(&sp->go)) {
+    if (fc_stopping(w)) return 0;
+    it_sleep_ms(5);
+  }
+  w->slot = sp->slot;
+  return 1;
+}
+
+const char *fc_fault_names[FC_KINDS] = {
+    "pause worker", "kill worker",  "cut worker",    "cut after op",
+    "kill server",  "pause server", "restart server"};
+
+void fc_sched_init(struct fc_sched *sc, const char *name) {
+  memset(sc, 0, sizeof *sc);
+  sc->name = name;
+  sc->maxtrace = FC_MAXTRACE;
+  sc->clock_us = fc_now_us;
+}
+
+void fc_sched_fleet(struct fc_sched *sc, int nslots, struct fc_spare *spare,
+                    int *nspares, int *used, int session_ms, int max_paused,
+                    int maxtrace) {
+  sc->nslots = nslots;
+  sc->spare = spare;
+  sc->nspares = nspares;
+  sc->used = used;
+  sc->session_ms = session_ms;
+  sc->max_paused = max_paused;
+  sc->maxtrace = maxtrace;
+}
+
+uint64_t fc_rnd(struct fc_sched *sc) { return fc_xorshift(&sc->rng); }
+
+int fc_between(uint64_t r, int lo, int hi) {
+  return lo + (int)(r % (uint64_t)(hi - lo + 1));
+}
+
+static void note(struct fc_sched *sc, fc_fault_t kind, int who, int dur_ms,
+                 int arg) {
+  sc->faults[kind]++;
+  if (sc->ntrace < sc->maxtrace && sc->ntrace < FC_MAXTRACE)
+    sc->trace[sc->ntrace++] =
+        (struct fc_trace){sc->clock_us(), kind, who, dur_ms, arg};
+}
+
+static int harness_now(struct fc_sched *sc, const char *verb, int id) {
+  char cmd[1024];
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
+  if (system(cmd) == 0) return 1;
+  fprintf(stderr, "%s: harness %s %d failed\n", sc->name, verb, id);
+  sc->harness_failures++;
+  return 0;
+}
+
+/* A verb that waits (restart), in a child so the schedule goes on. */
+static pid_t harness_async(struct fc_sched *sc, const char *verb, int id) {
+  char cmd[1024];
+  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0) sc->harness_failures++;
+  return pid;
+}
+
+static void lost_worker(struct fc_sched *sc, int s, int status) {
+  fprintf(stderr, "%s: slot %d (w%d) exited by itself, status %d\n",
+          sc->name, s, sc->slot[s].who, status);
+  sc->slot[s].pid = 0;
+  sc->died++;
+}
+
+void fc_reap_unexpected(struct fc_sched *sc) {
+  for (int s = 0; s < sc->nslots; s++) {
+    int st;
+    pid_t pid = sc->slot[s].pid;
+    if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) lost_worker(sc, s, st);
+  }
+}
+
+static int paused_now(const struct fc_sched *sc) {
+  int n = 0;
+  for (int s = 0; s < sc->nslots; s++) n += sc->slot[s].resume_at != 0;
+  return n;
+}
+
+/* The a_pick-th (modulo their number) live slot that fits the armed
+ * fault; -1 if none. */
+static int pick_slot(struct fc_sched *sc) {
+  int cand[FC_MAXSLOTS], n = 0;
+  for (int s = 0; s < sc->nslots; s++) {
+    if (sc->slot[s].pid <= 0) continue;
+    if (sc->a_state >= 0 && fc_load(&sc->ctl[s]->state) != sc->a_state)
+      continue;
+    if (sc->fits != NULL && !sc->fits(s)) continue;
+    int stopped = sc->slot[s].resume_at != 0, ok;
+    switch (sc->a_kind) {
+      case FC_PAUSE: ok = !stopped && paused_now(sc) < sc->max_paused; break;
+      case FC_KILL: ok = !stopped && *sc->used < *sc->nspares; break;
+      case FC_CUT: ok = sc->slot[s].lift_at == 0; break;
+      default: ok = !stopped; break;
+    }
+    if (ok) cand[n++] = s;
+  }
+  return n > 0 ? cand[sc->a_pick % (uint64_t)n] : -1;
+}
+
+static int fire_worker_fault(struct fc_sched *sc) {
+  int s = pick_slot(sc), st;
+  if (s < 0) return 0;
+  struct fc_slot *sl = sc->ctl[s];
+  int who = sc->slot[s].who, state = fc_load(&sl->state);
+  switch (sc->a_kind) {
+    case FC_PAUSE:
+      kill(sc->slot[s].pid, SIGSTOP);
+      if (waitpid(sc->slot[s].pid, &st, WUNTRACED) != sc->slot[s].pid ||
+          !WIFSTOPPED(st)) {
+        lost_worker(sc, s, st);
+        return 1;
+      }
+      state = fc_load(&sl->state); /* as it stopped */
+      sc->mark(FC_PAUSE, who, state, sc->a_dur);
+      sc->slot[s].resume_at = it_now_ms() + sc->a_dur;
+      sc->long_pauses += sc->a_dur > sc->session_ms;
+      if (state >= 0 && state < 3)
+        sc->long_in[state] += sc->a_dur > sc->session_ms;
+      note(sc, FC_PAUSE, who, sc->a_dur, state);
+      return 1;
+    case FC_KILL: { /* then a spare takes the slot as a new incarnation */
+      kill(sc->slot[s].pid, SIGKILL);
+      waitpid(sc->slot[s].pid, &st, 0);
+      sc->mark(FC_KILL, who, state, 0);
+      note(sc, FC_KILL, who, 0, state);
+      struct fc_spare *sp = &sc->spare[(*sc->used)++];
+      fc_store(&sl->state, FC_W_IDLE); /* the dead one's word is void */
+      if (sc->takeover != NULL) sc->takeover(s);
+      sp->slot = s;
+      fc_store(&sp->go, 1);
+      sc->slot[s].pid = sp->pid;
+      sc->slot[s].who = sp->who;
+      return 1;
+    }
+    case FC_CUT:
+      sc->slot[s].lift_at = it_now_ms() + sc->a_dur;
+      __atomic_store_n(&sl->cut_until_ms, sc->slot[s].lift_at,
+                       __ATOMIC_SEQ_CST);
+      note(sc, FC_CUT, who, sc->a_dur, sc->cut_state ? state : 0);
+      return 1;
+    default: /* FC_CUT_OP */
+      fc_store(&sl->cut_op, sc->a_op);
+      __atomic_add_fetch(&sl->cut_gen, 1, __ATOMIC_SEQ_CST);
+      note(sc, FC_CUT_OP, who, 0, sc->a_op);
+      return 1;
+  }
+}
+
+/* One server at a time: the quorum stays. */
+static int fire_server_fault(struct fc_sched *sc) {
+  if (sc->srv_state != FC_SV_UP) return 0;
+  fc_fault_t kind = sc->a_kind;
+  int id = 1 + (int)(sc->a_pick % FC_SERVERS);
+  sc->srv_id = id;
+  sc->srv_undo_at = it_now_ms() + sc->a_dur;
+  if (kind == FC_KILL_SERVER) {
+    if (harness_now(sc, "kill", id)) sc->srv_state = FC_SV_DOWN;
+  } else if (kind == FC_PAUSE_SERVER) {
+    if (harness_now(sc, "pause", id)) sc->srv_state = FC_SV_PAUSED;
+  } else if (harness_now(sc, "kill", id) &&
+             (sc->srv_helper = harness_async(sc, "restart", id)) > 0) {
+    sc->srv_state = FC_SV_RESTARTING;
+  }
+  note(sc, kind, id, kind == FC_RESTART_SERVER ? 0 : sc->a_dur, 0);
+  return 1;
+}
+
+static void server_undo(struct fc_sched *sc, int64_t now, int all) {
+  int st;
+  if (sc->srv_state == FC_SV_DOWN && (all || now >= sc->srv_undo_at)) {
+    sc->srv_helper = harness_async(sc, "restart", sc->srv_id);
+    sc->srv_state = sc->srv_helper > 0 ? FC_SV_RESTARTING : FC_SV_UP;
+  } else if (sc->srv_state == FC_SV_PAUSED &&
+             (all || now >= sc->srv_undo_at)) {
+    harness_now(sc, "resume", sc->srv_id);
+    sc->srv_state = FC_SV_UP;
+  } else if (sc->srv_state == FC_SV_RESTARTING &&
+             waitpid(sc->srv_helper, &st, WNOHANG) == sc->srv_helper) {
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "%s: harness restart %d failed\n", sc->name,
+              sc->srv_id);
+      sc->harness_failures++;
+    }
+    sc->srv_state = FC_SV_UP;
+  }
+}
+
+/* Undoes what is due (all: everything now). */
+static void undo_due(struct fc_sched *sc, int64_t now, int all) {
+  for (int s = 0; s < sc->nslots; s++) {
+    struct fc_slot *sl = sc->ctl[s];
+    if (all && fc_load(&sl->cut_op) != 0) { /* disarmed */
+      fc_store(&sl->cut_op, 0);
+      __atomic_add_fetch(&sl->cut_gen, 1, __ATOMIC_SEQ_CST);
+    }
+    if (sc->slot[s].resume_at != 0 && (all || now >= sc->slot[s].resume_at)) {
+      sc->mark(-1, sc->slot[s].who, 0, 0);
+      kill(sc->slot[s].pid, SIGCONT);
+      sc->slot[s].resume_at = 0;
+    }
+    if (sc->slot[s].lift_at != 0 && (all || now >= sc->slot[s].lift_at)) {
+      __atomic_store_n(&sl->cut_until_ms, 0, __ATOMIC_SEQ_CST);
+      sc->slot[s].lift_at = 0;
+    }
+  }
+  server_undo(sc, now, all);
+}
+
+void fc_arm(struct fc_sched *sc, int64_t now, fc_fault_t kind, int forced,
+            uint64_t d) {
+  sc->a_kind = kind;
+  sc->a_dur = kind == FC_PAUSE ? fc_between(d, 300, 5000)
+                               : fc_between(d, 500, 5000);
+  if (forced && kind == FC_PAUSE) /* past the session timeout */
+    sc->a_dur = fc_between(d, sc->session_ms * 9 / 4, sc->session_ms * 5 / 2);
+  sc->a_state = -1;
+  /* a target may turn up meanwhile; a forced fault waits longer */
+  sc->a_until = now + (forced ? 5000 : 300);
+  sc->armed = 1;
+}
+
+void fc_tick(struct fc_sched *sc, void (*arm)(int64_t now)) {
+  int64_t now = it_now_ms();
+  undo_due(sc, now, 0);
+  if (sc->tick++ % 20 == 0) fc_reap_unexpected(sc);
+  if (sc->armed) {
+    int done = sc->a_kind >= FC_KILL_SERVER ? fire_server_fault(sc)
+                                            : fire_worker_fault(sc);
+    if (done) {
+      sc->armed = 0;
+    } else if (now >= sc->a_until) {
+      sc->skipped[sc->a_kind]++;
+      sc->armed = 0;
+    }
+  }
+  if (!sc->armed && now >= sc->next) {
+    arm(now);
+    sc->next = now + fc_between(fc_rnd(sc), 500, 2500);
+  }
+}
+
+void fc_undo_all(struct fc_sched *sc) {
+  undo_due(sc, it_now_ms(), 1);
+  if (sc->srv_state == FC_SV_RESTARTING) {
+    int st = 0;
+    if (!fc_reap_by(sc->srv_helper, it_now_ms() + 60000, &st)) {
+      kill(sc->srv_helper, SIGKILL);
+      waitpid(sc->srv_helper, &st, 0);
+      sc->harness_failures++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      sc->harness_failures++;
+    }
+    sc->srv_state = FC_SV_UP;
+  }
+  harness_now(sc, "wait-ready", 0);
+}
+
+void fc_stop_fleet(struct fc_sched *sc, int *stop, int stop_ms,
+                   void (*stuck)(int who)) {
+  fc_store(stop, 1);
+  int64_t until = it_now_ms() + stop_ms;
+  for (int i = 0; i < sc->nslots + *sc->nspares; i++) {
+    int k = i - sc->nslots;
+    int who = k < 0 ? sc->slot[i].who : sc->spare[k].who;
+    pid_t pid = k < 0 ? sc->slot[i].pid : k >= *sc->used ? sc->spare[k].pid : 0;
+    int st = 0;
+    if (pid <= 0) continue;
+    if (!fc_reap_by(pid, until, &st)) {
+      fprintf(stderr, "%s: w%d did not stop in %d ms\n", sc->name, who,
+              stop_ms);
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      if (stuck != NULL) stuck(who);
+      sc->stuck++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "%s: w%d ended with status %d\n", sc->name, who, st);
+      sc->died++;
+    }
+  }
+}
+
+int fc_op_cuts(const struct fc_sched *sc) {
+  int n = 0;
+  for (int s = 0; s < sc->nslots; s++) n += fc_load(&sc->ctl[s]->op_cuts);
+  return n;
+}
+
+void fc_print_trace(const struct fc_sched *sc, const char *what,
+                    uint64_t seed, int64_t t0,
+                    void (*line)(const struct fc_trace *t, double at)) {
+  printf("fault trace%s%s (seed %" PRIu64 "; +s from the log's first "
+         "record):\n", what != NULL ? " of " : "", what != NULL ? what : "",
+         seed);
+  for (int i = 0; i < sc->ntrace; i++) {
+    const struct fc_trace *t = &sc->trace[i];
+    double at = (t->t_us - t0) / 1e6;
+    if (t->kind >= FC_KILL_SERVER)
+      printf("  +%8.3f s  %-14s server %d  %5d ms\n", at,
+             fc_fault_names[t->kind], t->who, t->dur_ms);
+    else if (line != NULL)
+      line(t, at);
+    else
+      printf("  +%8.3f s  %-14s w%-3d %5d ms  (%d)\n", at,
+             fc_fault_names[t->kind], t->who, t->dur_ms, t->arg);
+  }
+}

@@ -228,23 +228,14 @@ static int ev_count(void) {
 
 /* W_CALL: in an add, or in a barrier's enter or leave; W_HOLD: a member
  * that is in, at work */
-enum { W_IDLE, W_CALL, W_HOLD };
+enum { W_IDLE = FC_W_IDLE, W_CALL = FC_W_CALL, W_HOLD = FC_W_HOLD };
 enum { S_COUNTER, S_BARRIER };
 
 struct fslot {
-  int state;            /* atomic, written by the incarnation           */
-  int64_t cut_until_ms; /* atomic: set here, obeyed by the worker       */
-  int cut_op, cut_gen;  /* atomic: cut after the next request of cut_op */
-  int op_cuts;          /* atomic: such cuts that happened              */
+  struct fc_slot fc;    /* its state and fault controls                 */
   int first_round;      /* barrier: the incarnation's first round       */
   int done;             /* atomic: the last round it finished           */
   int adds_ok;          /* atomic: counter adds that returned 0         */
-};
-
-struct fspare {
-  pid_t pid;
-  int who, slot;
-  int go; /* atomic, set after slot */
 };
 
 struct fleet {
@@ -256,89 +247,12 @@ struct fleet {
   int64_t initial;
   struct fslot slot[NSLOTS];
   int nspares, used; /* used: written by the test process */
-  struct fspare spare[MAXSPARES];
+  struct fc_spare spare[MAXSPARES];
 };
 
 static struct fleet *fl;
 
 /* ---- the worker processes ------------------------------------------------*/
-
-struct worker {
-  int slot, who;
-  pid_t parent;
-  it_proxy_t *px[SERVERS];
-  char hosts[128];
-  pthread_t ctl;
-  int ctl_stop; /* atomic */
-};
-
-static int stopping(const struct worker *w) {
-  return fc_load(&fl->stop) || getppid() != w->parent;
-}
-
-static int total_cuts(struct worker *w) {
-  int n = 0;
-  for (int i = 0; i < SERVERS; i++) n += it_proxy_cuts(w->px[i]);
-  return n;
-}
-
-/* The client-side faults: blackholes the worker's three proxies while the
- * slot's cut_until_ms lies ahead, and arms a cut after the next request
- * of cut_op on all three when cut_gen changes (disarmed once one cut, or
- * after 5 s). */
-static void *cut_control(void *arg) {
-  struct worker *w = arg;
-  struct fslot *sl = &fl->slot[w->slot];
-  int cut = 0, gen = fc_load(&sl->cut_gen), armed = 0, base = 0;
-  int64_t armed_at = 0;
-  while (!fc_load(&w->ctl_stop)) {
-    int64_t now = it_now_ms();
-    int want = now < __atomic_load_n(&sl->cut_until_ms, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < SERVERS && want != cut; i++)
-      it_proxy_blackhole(w->px[i], want);
-    cut = want;
-    int g = fc_load(&sl->cut_gen);
-    if (g != gen) { /* armed anew, or disarmed (cut_op 0) */
-      gen = g;
-      int op = fc_load(&sl->cut_op);
-      if (armed)
-        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
-                           __ATOMIC_SEQ_CST);
-      base = total_cuts(w);
-      for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], op);
-      armed = op != 0;
-      armed_at = now;
-    }
-    if (armed) {
-      int n = total_cuts(w);
-      if (n > base || now - armed_at > 5000) {
-        for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], 0);
-        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
-                           __ATOMIC_SEQ_CST);
-        armed = 0;
-      }
-    }
-    it_sleep_ms(5);
-  }
-  return NULL;
-}
-
-static void proxies_start(struct worker *w) {
-  size_t off = 0;
-  for (int i = 0; i < SERVERS; i++) {
-    w->px[i] = it_proxy_start_to(fc_server_port(i + 1));
-    off += (size_t)snprintf(w->hosts + off, sizeof w->hosts - off,
-                            "%s127.0.0.1:%d", i > 0 ? "," : "",
-                            it_proxy_port(w->px[i]));
-  }
-  if (pthread_create(&w->ctl, NULL, cut_control, w) != 0) _exit(4);
-}
-
-static void proxies_stop(struct worker *w) {
-  fc_store(&w->ctl_stop, 1);
-  pthread_join(w->ctl, NULL);
-  for (int i = 0; i < SERVERS; i++) it_proxy_stop(w->px[i]);
-}
 
 static zkl_counter_t *counter_of(zkl_session_t *s) {
   zkl_counter_opts_t o;
@@ -350,12 +264,12 @@ static zkl_counter_t *counter_of(zkl_session_t *s) {
 }
 
 /* Scenario 1: add +1 in a loop, every call and answer logged. */
-static int counter_body(struct worker *w) {
+static int counter_body(struct fc_worker *w) {
   struct fslot *me = &fl->slot[w->slot];
   uint64_t r = it_mix64(fl->seed ^ ((uint64_t)w->who << 24) ^ 0xc0c0) | 1;
   zkl_session_t *s = NULL;
   zkl_counter_t *c = NULL;
-  while (!stopping(w)) {
+  while (!fc_stopping(w)) {
     if (s == NULL) {
       s = fc_session(w->hosts, SESSION_MS);
       if (s == NULL || (c = counter_of(s)) == NULL) {
@@ -369,7 +283,7 @@ static int counter_body(struct worker *w) {
     int64_t timeout = d % 4 == 0 ? -1 : 100 + (int64_t)((d >> 8) % 2901);
     zkl_count_t now;
     memset(&now, 0, sizeof now);
-    fc_store(&me->state, W_CALL);
+    fc_store(&me->fc.state, W_CALL);
     ev_add(E_ADD_BEGIN, w->who, -1, 0, timeout, 0);
     int rc = zkl_counter_add(c, 1, timeout, &now);
     ev_add(E_ADD_END, w->who, -1, rc, rc == 0 ? now.value : 0,
@@ -377,7 +291,7 @@ static int counter_body(struct worker *w) {
     if (rc != 0 && rc != ZKL_ETIMEDOUT && rc != ZKL_ESUSPENDED)
       fprintf(stderr, "counter: w%d: add: %s (%s)\n", w->who,
               zkl_err_name(rc), zkl_last_error());
-    fc_store(&me->state, W_IDLE);
+    fc_store(&me->fc.state, W_IDLE);
     if (rc == 0) __atomic_add_fetch(&me->adds_ok, 1, __ATOMIC_SEQ_CST);
     if (rc == ZKL_ELOST) { /* a new session, as an application would */
       zkl_counter_destroy(c);
@@ -398,11 +312,11 @@ static void round_path(char *buf, size_t len, int r) {
 }
 
 /* Scenario 2: one member of every round from first_round on. */
-static int barrier_body(struct worker *w) {
+static int barrier_body(struct fc_worker *w) {
   struct fslot *me = &fl->slot[w->slot];
   zkl_session_t *s = NULL;
   int next = fc_load(&me->first_round);
-  while (!stopping(w)) {
+  while (!fc_stopping(w)) {
     if (s == NULL && (s = fc_session(w->hosts, SESSION_MS)) == NULL) {
       it_sleep_ms(100);
       continue;
@@ -442,7 +356,7 @@ static int barrier_body(struct worker *w) {
     zkl_dbarrier_t *b = NULL;
     if (zkl_dbarrier_create(&b, s, path, NSLOTS, &o) != 0) return 2;
     it_sleep_ms(jitter);
-    fc_store(&me->state, W_CALL);
+    fc_store(&me->fc.state, W_CALL);
     ev_add(E_ENTER_CALL, w->who, r, 0, enter_to, (uint64_t)zkl_session_id(s));
     int rc = zkl_dbarrier_enter(b, enter_to);
     ev_add(E_ENTER_RET, w->who, r, rc, 0, (uint64_t)zkl_session_id(s));
@@ -450,11 +364,11 @@ static int barrier_body(struct worker *w) {
       fprintf(stderr, "dbarrier: round %d w%d: enter: %s (%s)\n", r, w->who,
               zkl_err_name(rc), zkl_last_error());
     if (rc == 0) {
-      fc_store(&me->state, W_HOLD);
+      fc_store(&me->fc.state, W_HOLD);
       ev_add(E_WORK_START, w->who, r, 0, 0, 0);
       it_sleep_ms(work);
       ev_add(E_WORK_END, w->who, r, 0, 0, 0);
-      fc_store(&me->state, W_CALL);
+      fc_store(&me->fc.state, W_CALL);
       ev_add(E_LEAVE_CALL, w->who, r, 0, leave_to,
              (uint64_t)zkl_session_id(s));
       rc = zkl_dbarrier_leave(b, leave_to);
@@ -463,7 +377,7 @@ static int barrier_body(struct worker *w) {
         fprintf(stderr, "dbarrier: round %d w%d: leave: %s (%s)\n", r,
                 w->who, zkl_err_name(rc), zkl_last_error());
     }
-    fc_store(&me->state, W_IDLE);
+    fc_store(&me->fc.state, W_IDLE);
     zkl_dbarrier_destroy(b);
     fc_store(&me->done, r);
     next = r + 1;
@@ -472,21 +386,16 @@ static int barrier_body(struct worker *w) {
   return 0;
 }
 
-static int worker_run(struct worker *w) {
-  proxies_start(w);
+static int worker_run(struct fc_worker *w) {
+  fc_proxies_start(w, &fl->slot[w->slot].fc);
   int rc = fl->scenario == S_COUNTER ? counter_body(w) : barrier_body(w);
-  proxies_stop(w);
+  fc_proxies_stop(w);
   return rc;
 }
 
 /* A spare waits (no session, no thread) until released into a slot. */
-static int spare_run(struct worker *w, int k) {
-  struct fspare *sp = &fl->spare[k];
-  while (!fc_load(&sp->go)) {
-    if (stopping(w)) return 0;
-    it_sleep_ms(5);
-  }
-  w->slot = sp->slot;
+static int spare_run(struct fc_worker *w, int k) {
+  if (!fc_spare_wait(w, &fl->spare[k])) return 0;
   return worker_run(w);
 }
 
@@ -494,327 +403,71 @@ static int spare_run(struct worker *w, int k) {
 static pid_t spawn(int slot, int who, int spare) {
   pid_t pid = fc_fork();
   if (pid > 0) return pid;
-  static struct worker w; /* the control thread reads it */
-  w = (struct worker){.slot = slot, .who = who, .parent = getppid()};
+  static struct fc_worker w; /* the control thread reads it */
+  w = (struct fc_worker){
+      .slot = slot, .who = who, .parent = getppid(), .stop = &fl->stop};
   _exit(spare < 0 ? worker_run(&w) : spare_run(&w, spare));
 }
 
-/* ==== the fault schedule (the test process) ===============================*/
+/* ==== the fault schedule (the test process; fc_tick()) ===================*/
 
-typedef enum {
-  F_PAUSE,
-  F_KILL,
-  F_CUT,
-  F_CUT_OP,
-  F_KILL_SERVER,
-  F_PAUSE_SERVER,
-  F_RESTART_SERVER,
-  F_KINDS
-} fault_t;
-static const char *fault_names[F_KINDS] = {
-    "pause worker", "kill worker",  "cut worker",    "cut after op",
-    "kill server",  "pause server", "restart server"};
+static struct fc_sched nm;
+static const fc_fault_t *forced_list; /* the forced faults, first */
+static int nforced;
+static const int *cut_ops; /* the cut-after opcodes to draw from */
+static int ncut_ops;
 
-enum { SV_UP, SV_DOWN, SV_PAUSED, SV_RESTARTING };
+static uint64_t rnd(void) { return fc_rnd(&nm); }
 
-struct trace {
-  int64_t t_us;
-  fault_t kind;
-  int who, dur_ms, arg; /* server faults: who = the server's id */
-};
-
-static struct {
-  uint64_t rng;
-  struct {
-    pid_t pid; /* 0: exited on its own (a failure) */
-    int who;
-    int64_t resume_at, lift_at; /* 0: not paused / not cut */
-  } slot[NSLOTS];
-  int srv_state, srv_id;
-  int64_t srv_undo_at;
-  pid_t srv_helper;
-  /* the armed fault: drawn, fired once a target exists (for 300 ms) */
-  int armed, a_dur, a_state; /* a_state: a pause's target state, or -1 */
-  fault_t a_kind;
-  uint64_t a_pick;
-  int64_t a_until, next;
-  const fault_t *forced;
-  int nforced, forced_i;
-  const int *ops; /* the cut-after opcodes to draw from */
-  int nops;
-  int faults[F_KINDS], skipped[F_KINDS], long_pauses;
-  int harness_failures, died, stuck, tick;
-  int ntrace;
-  struct trace trace[MAXTRACE];
-} nm;
-
-static uint64_t rnd(void) { return fc_xorshift(&nm.rng); }
-
-static int between(uint64_t r, int lo, int hi) {
-  return lo + (int)(r % (uint64_t)(hi - lo + 1));
+static void mark(int what, int who, int state, int dur) {
+  int round = fc_load(&fl->round);
+  if (what == FC_PAUSE) ev_add(E_PAUSE, who, round, state, dur, 0);
+  else if (what == FC_KILL) ev_add(E_KILLED, who, round, state, 0, 0);
+  else ev_add(E_RESUME, who, round, 0, 0, 0);
 }
 
-static void note(fault_t kind, int who, int dur_ms, int arg) {
-  nm.faults[kind]++;
-  if (nm.ntrace < MAXTRACE)
-    nm.trace[nm.ntrace++] = (struct trace){fc_now_us(), kind, who, dur_ms,
-                                           arg};
-}
-
-static int harness_now(const char *verb, int id) {
-  char cmd[1024];
-  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
-  if (system(cmd) == 0) return 1;
-  fprintf(stderr, "counter-faults: harness %s %d failed\n", verb, id);
-  nm.harness_failures++;
-  return 0;
-}
-
-/* A verb that waits (restart), in a child so the schedule goes on. */
-static pid_t harness_async(const char *verb, int id) {
-  char cmd[1024];
-  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
-  if (pid < 0) nm.harness_failures++;
-  return pid;
-}
-
-static void lost_worker(int s, int status) {
-  fprintf(stderr, "counter-faults: slot %d (w%d) exited by itself, status "
-          "%d\n", s, nm.slot[s].who, status);
-  nm.slot[s].pid = 0;
-  nm.died++;
-}
-
-static void reap_unexpected(void) {
-  for (int s = 0; s < NSLOTS; s++) {
-    int st;
-    pid_t pid = nm.slot[s].pid;
-    if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) lost_worker(s, st);
-  }
-}
-
-static int paused_now(void) {
-  int n = 0;
-  for (int s = 0; s < NSLOTS; s++) n += nm.slot[s].resume_at != 0;
-  return n;
-}
-
-/* The pick-th (modulo their number) live slot that ok() accepts. */
-static int choose(uint64_t pick, int (*ok)(int s), int *slot) {
-  int cand[NSLOTS], n = 0;
-  for (int s = 0; s < NSLOTS; s++)
-    if (nm.slot[s].pid > 0 && ok(s)) cand[n++] = s;
-  if (n == 0) return 0;
-  *slot = cand[pick % (uint64_t)n];
-  return 1;
-}
-
-static int pausable(int s) {
-  return nm.slot[s].resume_at == 0 && paused_now() < MAX_PAUSED &&
-         (nm.a_state < 0 || fc_load(&fl->slot[s].state) == nm.a_state);
-}
-static int killable(int s) {
-  return nm.slot[s].resume_at == 0 && fl->used < fl->nspares;
-}
-static int cuttable(int s) { return nm.slot[s].lift_at == 0; }
-static int running(int s) { return nm.slot[s].resume_at == 0; }
-
-static int pause_worker(uint64_t pick, int dur) {
-  int s, st;
-  if (!choose(pick, pausable, &s)) return 0;
-  kill(nm.slot[s].pid, SIGSTOP);
-  if (waitpid(nm.slot[s].pid, &st, WUNTRACED) != nm.slot[s].pid ||
-      !WIFSTOPPED(st)) {
-    lost_worker(s, st);
-    return 1;
-  }
-  ev_add(E_PAUSE, nm.slot[s].who, fc_load(&fl->round),
-         fc_load(&fl->slot[s].state), dur, 0);
-  nm.slot[s].resume_at = it_now_ms() + dur;
-  nm.long_pauses += dur > SESSION_MS;
-  note(F_PAUSE, nm.slot[s].who, dur, fc_load(&fl->slot[s].state));
-  return 1;
-}
-
-static void resume_worker(int s) {
-  ev_add(E_RESUME, nm.slot[s].who, fc_load(&fl->round), 0, 0, 0);
-  kill(nm.slot[s].pid, SIGCONT);
-  nm.slot[s].resume_at = 0;
-}
-
-/* SIGKILL, then a spare takes the slot as a new incarnation. */
-static int kill_worker(uint64_t pick) {
-  int s, st;
-  if (!choose(pick, killable, &s)) return 0;
-  int state = fc_load(&fl->slot[s].state), who = nm.slot[s].who;
-  kill(nm.slot[s].pid, SIGKILL);
-  waitpid(nm.slot[s].pid, &st, 0);
-  ev_add(E_KILLED, who, fc_load(&fl->round), state, 0, 0);
-  note(F_KILL, who, 0, state);
-  struct fspare *sp = &fl->spare[fl->used++];
-  fc_store(&fl->slot[s].state, W_IDLE); /* the dead one's word is void */
+/* A spare takes slot s from the next round on. */
+static void takeover(int s) {
   fc_store(&fl->slot[s].first_round, fc_load(&fl->round) + 1);
-  sp->slot = s;
-  fc_store(&sp->go, 1);
-  nm.slot[s].pid = sp->pid;
-  nm.slot[s].who = sp->who;
-  return 1;
-}
-
-static int cut_worker(uint64_t pick, int dur) {
-  int s;
-  if (!choose(pick, cuttable, &s)) return 0;
-  nm.slot[s].lift_at = it_now_ms() + dur;
-  __atomic_store_n(&fl->slot[s].cut_until_ms, nm.slot[s].lift_at,
-                   __ATOMIC_SEQ_CST);
-  note(F_CUT, nm.slot[s].who, dur, 0);
-  return 1;
-}
-
-static int cut_op(uint64_t pick) {
-  int s;
-  if (!choose(pick, running, &s)) return 0;
-  int op = nm.ops[(pick >> 40) % (uint64_t)nm.nops];
-  fc_store(&fl->slot[s].cut_op, op);
-  __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-  note(F_CUT_OP, nm.slot[s].who, 0, op);
-  return 1;
-}
-
-static void lift_cut(int s) {
-  __atomic_store_n(&fl->slot[s].cut_until_ms, 0, __ATOMIC_SEQ_CST);
-  nm.slot[s].lift_at = 0;
-}
-
-static int server_fault(fault_t kind, uint64_t pick, int dur) {
-  if (nm.srv_state != SV_UP) return 0;
-  int id = 1 + (int)(pick % SERVERS);
-  nm.srv_id = id;
-  nm.srv_undo_at = it_now_ms() + dur;
-  if (kind == F_KILL_SERVER) {
-    if (harness_now("kill", id)) nm.srv_state = SV_DOWN;
-  } else if (kind == F_PAUSE_SERVER) {
-    if (harness_now("pause", id)) nm.srv_state = SV_PAUSED;
-  } else if (harness_now("kill", id) &&
-             (nm.srv_helper = harness_async("restart", id)) > 0) {
-    nm.srv_state = SV_RESTARTING;
-  }
-  note(kind, id, kind == F_RESTART_SERVER ? 0 : dur, 0);
-  return 1;
-}
-
-static void server_undo(int64_t now, int all) {
-  int st;
-  if (nm.srv_state == SV_DOWN && (all || now >= nm.srv_undo_at)) {
-    nm.srv_helper = harness_async("restart", nm.srv_id);
-    nm.srv_state = nm.srv_helper > 0 ? SV_RESTARTING : SV_UP;
-  } else if (nm.srv_state == SV_PAUSED && (all || now >= nm.srv_undo_at)) {
-    harness_now("resume", nm.srv_id);
-    nm.srv_state = SV_UP;
-  } else if (nm.srv_state == SV_RESTARTING &&
-             waitpid(nm.srv_helper, &st, WNOHANG) == nm.srv_helper) {
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "counter-faults: harness restart %d failed\n",
-              nm.srv_id);
-      nm.harness_failures++;
-    }
-    nm.srv_state = SV_UP;
-  }
-}
-
-static void undo_due(int64_t now, int all) {
-  for (int s = 0; s < NSLOTS; s++) {
-    if (all && fc_load(&fl->slot[s].cut_op) != 0) { /* disarmed */
-      fc_store(&fl->slot[s].cut_op, 0);
-      __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-    }
-    if (nm.slot[s].resume_at != 0 && (all || now >= nm.slot[s].resume_at))
-      resume_worker(s);
-    if (nm.slot[s].lift_at != 0 && (all || now >= nm.slot[s].lift_at))
-      lift_cut(s);
-  }
-  server_undo(now, all);
 }
 
 /* Draws the next fault: always three numbers, so that the stream stays
  * the same whatever the workers are doing; the forced ones first. */
 static void arm(int64_t now) {
   uint64_t k = rnd(), pick = rnd(), d = rnd();
-  int forced = nm.forced_i < nm.nforced;
-  nm.a_kind = forced ? nm.forced[nm.forced_i++] : (fault_t)(k % F_KINDS);
+  int forced = nm.forced_i < nforced;
+  fc_arm(&nm, now, forced ? forced_list[nm.forced_i++] : (fc_fault_t)(k % FC_KINDS),
+         forced, d);
   nm.a_pick = pick;
-  nm.a_dur = nm.a_kind == F_PAUSE ? between(d, 300, 5000)
-                                  : between(d, 500, 5000);
+  nm.a_op = cut_ops[(pick >> 40) % (uint64_t)ncut_ops];
   /* a forced pause outlives the session (2.25..2.5 session timeouts) of
    * a worker inside a call (an add), or of a member that is in */
-  nm.a_state = -1;
-  if (forced && nm.a_kind == F_PAUSE) {
-    nm.a_dur = between(d, SESSION_MS * 9 / 4, SESSION_MS * 5 / 2);
+  if (forced && nm.a_kind == FC_PAUSE)
     nm.a_state = fl->scenario == S_COUNTER ? W_CALL : W_HOLD;
-  }
-  /* a target may turn up meanwhile; a forced fault waits longer */
-  nm.a_until = now + (forced ? 5000 : 300);
-  nm.armed = 1;
-}
-
-static int fire(void) {
-  switch (nm.a_kind) {
-    case F_PAUSE: return pause_worker(nm.a_pick, nm.a_dur);
-    case F_KILL: return kill_worker(nm.a_pick);
-    case F_CUT: return cut_worker(nm.a_pick, nm.a_dur);
-    case F_CUT_OP: return cut_op(nm.a_pick);
-    default: return server_fault(nm.a_kind, nm.a_pick, nm.a_dur);
-  }
 }
 
 /* One step of the schedule (every few ms). */
-static void schedule_tick(void) {
-  int64_t now = it_now_ms();
-  undo_due(now, 0);
-  if (nm.tick++ % 20 == 0) reap_unexpected();
-  if (nm.armed && fire()) {
-    nm.armed = 0;
-  } else if (nm.armed && now >= nm.a_until) {
-    nm.skipped[nm.a_kind]++;
-    nm.armed = 0;
-  }
-  if (!nm.armed && now >= nm.next) {
-    arm(now);
-    nm.next = now + between(rnd(), 500, 2500);
-  }
-}
+static void schedule_tick(void) { fc_tick(&nm, arm); }
 
-static void schedule_start(const fault_t *forced, int nforced, const int *ops,
+static void schedule_start(const fc_fault_t *forced, int nf, const int *ops,
                            int nops, uint64_t salt) {
-  memset(&nm, 0, sizeof nm);
+  fc_sched_init(&nm, "counter-faults");
   nm.rng = it_mix64(cf_seed ^ salt) | 1;
-  nm.forced = forced;
-  nm.nforced = nforced;
-  nm.ops = ops;
-  nm.nops = nops;
-  nm.next = it_now_ms() + 1000 + between(rnd(), 0, 1000); /* warm-up */
+  fc_sched_fleet(&nm, NSLOTS, fl->spare, &fl->nspares, &fl->used, SESSION_MS,
+                 MAX_PAUSED, MAXTRACE);
+  for (int s = 0; s < NSLOTS; s++) nm.ctl[s] = &fl->slot[s].fc;
+  nm.mark = mark;
+  nm.takeover = takeover;
+  forced_list = forced;
+  nforced = nf;
+  cut_ops = ops;
+  ncut_ops = nops;
+  nm.next = it_now_ms() + 1000 + fc_between(rnd(), 0, 1000); /* warm-up */
 }
 
 /* Every fault ends now; returns once the ensemble is whole again. */
 static void undo_all(void) {
-  undo_due(it_now_ms(), 1);
-  if (nm.srv_state == SV_RESTARTING) {
-    int st = 0;
-    if (!fc_reap_by(nm.srv_helper, it_now_ms() + 60000, &st)) {
-      kill(nm.srv_helper, SIGKILL);
-      waitpid(nm.srv_helper, &st, 0);
-      nm.harness_failures++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      nm.harness_failures++;
-    }
-    nm.srv_state = SV_UP;
-  }
-  harness_now("wait-ready", 0);
+  fc_undo_all(&nm);
   it_sleep_ms(50); /* the workers' control threads disarm their cuts */
 }
 
@@ -846,70 +499,34 @@ static void spawn_fleet(void) {
   }
 }
 
-static void stop_fleet(void) {
-  fc_store(&fl->stop, 1);
-  int64_t until = it_now_ms() + STOP_MS;
-  for (int i = 0; i < NSLOTS + fl->nspares; i++) {
-    int who = i < NSLOTS ? nm.slot[i].who : fl->spare[i - NSLOTS].who;
-    pid_t pid = i < NSLOTS               ? nm.slot[i].pid
-                : i - NSLOTS >= fl->used ? fl->spare[i - NSLOTS].pid
-                                         : 0;
-    int st = 0;
-    if (pid <= 0) continue;
-    if (!fc_reap_by(pid, until, &st)) {
-      fprintf(stderr, "counter-faults: w%d did not stop in %d ms\n", who,
-              STOP_MS);
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      ev_add(E_KILLED, who, -1, -1, 0, 0);
-      nm.stuck++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "counter-faults: w%d ended with status %d\n", who, st);
-      nm.died++;
-    }
-  }
-}
+static void stuck(int who) { ev_add(E_KILLED, who, -1, -1, 0, 0); }
+
+static void stop_fleet(void) { fc_stop_fleet(&nm, &fl->stop, STOP_MS, stuck); }
 
 static void free_fleet(void) {
   munmap(elog, sizeof *elog);
   munmap(fl, sizeof *fl);
 }
 
-static int op_cuts(void) {
-  int n = 0;
-  for (int s = 0; s < NSLOTS; s++) n += fc_load(&fl->slot[s].op_cuts);
-  return n;
-}
-
 static void print_faults(void) {
   printf("faults: paused %d (%d past the session timeout), killed %d, cut "
          "%d, cut after a request %d (%d cuts); servers killed %d, paused "
-         "%d, restarted %d; skipped (no target):", nm.faults[F_PAUSE],
-         nm.long_pauses, nm.faults[F_KILL], nm.faults[F_CUT],
-         nm.faults[F_CUT_OP], op_cuts(), nm.faults[F_KILL_SERVER],
-         nm.faults[F_PAUSE_SERVER], nm.faults[F_RESTART_SERVER]);
+         "%d, restarted %d; skipped (no target):", nm.faults[FC_PAUSE],
+         nm.long_pauses, nm.faults[FC_KILL], nm.faults[FC_CUT],
+         nm.faults[FC_CUT_OP], fc_op_cuts(&nm), nm.faults[FC_KILL_SERVER],
+         nm.faults[FC_PAUSE_SERVER], nm.faults[FC_RESTART_SERVER]);
   int none = 1;
-  for (int k = 0; k < F_KINDS; k++)
+  for (int k = 0; k < FC_KINDS; k++)
     if (nm.skipped[k] > 0) {
-      printf(" %s %d", fault_names[k], nm.skipped[k]);
+      printf(" %s %d", fc_fault_names[k], nm.skipped[k]);
       none = 0;
     }
   printf("%s\n", none ? " none" : "");
 }
 
 static void print_trace(const char *what) {
-  int64_t t0 = ev_count() > 0 ? elog->e[0].t_us : 0;
-  printf("fault trace of %s (seed %" PRIu64 "; +s from the log's first "
-         "record):\n", what, cf_seed);
-  for (int i = 0; i < nm.ntrace; i++) {
-    const struct trace *t = &nm.trace[i];
-    if (t->kind >= F_KILL_SERVER)
-      printf("  +%8.3f s  %-14s server %d  %5d ms\n", (t->t_us - t0) / 1e6,
-             fault_names[t->kind], t->who, t->dur_ms);
-    else
-      printf("  +%8.3f s  %-14s w%-3d %5d ms  (%d)\n", (t->t_us - t0) / 1e6,
-             fault_names[t->kind], t->who, t->dur_ms, t->arg);
-  }
+  fc_print_trace(&nm, what, cf_seed, ev_count() > 0 ? elog->e[0].t_us : 0,
+                 NULL);
 }
 
 /* Extra lines for the log file (the barrier's node history). */
@@ -960,8 +577,8 @@ static int decode_count(const char *data, int len, int64_t *v) {
 
 /* ==== 1. the counter ======================================================*/
 
-static const fault_t forced_counter[] = {F_CUT_OP, F_KILL, F_PAUSE, F_CUT,
-                                         F_RESTART_SERVER};
+static const fc_fault_t forced_counter[] = {FC_CUT_OP, FC_KILL, FC_PAUSE, FC_CUT,
+                                         FC_RESTART_SERVER};
 static const int counter_ops[] = {OP_SETDATA};
 
 struct okadd {
@@ -1036,7 +653,7 @@ START_TEST(counter_no_lost_update) {
   int64_t quiet0 = it_now_ms();
   it_sleep_ms(2000);
   while (it_now_ms() < quiet0 + 15000) {
-    reap_unexpected();
+    fc_reap_unexpected(&nm);
     progressed = 0;
     for (int s = 0; s < NSLOTS; s++)
       progressed += fc_load(&fl->slot[s].adds_ok) > base[s];
@@ -1214,8 +831,8 @@ START_TEST(counter_no_lost_update) {
   if (v.suspended == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no add's answer was lost "
                "(ZKL_ESUSPENDED never seen; %d cuts after a setData);",
-               op_cuts());
-  if (nm.faults[F_KILL] == 0 && ++fail)
+               fc_op_cuts(&nm));
+  if (nm.faults[FC_KILL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no worker was killed;");
   if (v.ok < 100 && ++fail)
     fc_appendf(v.why, sizeof v.why, " only %d adds returned 0;", v.ok);
@@ -1239,8 +856,8 @@ END_TEST
 
 /* ==== 2. the double barrier ===============================================*/
 
-static const fault_t forced_barrier[] = {F_PAUSE, F_KILL, F_CUT_OP, F_CUT,
-                                         F_PAUSE_SERVER};
+static const fc_fault_t forced_barrier[] = {FC_PAUSE, FC_KILL, FC_CUT_OP, FC_CUT,
+                                         FC_PAUSE_SERVER};
 static const int barrier_ops[] = {OP_MULTI, OP_DELETE, OP_CREATE2};
 
 /* A member node (or `ready`) in the servers' history. */
@@ -1357,7 +974,7 @@ static int run_round(int r, int faulted) {
     if (done == NSLOTS) return 0;
     if (it_now_ms() >= cap) return -1;
     if (faulted) schedule_tick();
-    else reap_unexpected();
+    else fc_reap_unexpected(&nm);
     it_sleep_ms(2);
   }
 }
@@ -1706,7 +1323,7 @@ START_TEST(dbarrier_rounds) {
                "missing (the harness, not the barrier);", gaps);
   if (v.opened < 5 && ++fail)
     fc_appendf(v.why, sizeof v.why, " only %d rounds opened;", v.opened);
-  if (nm.faults[F_KILL] == 0 && ++fail)
+  if (nm.faults[FC_KILL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no member was killed;");
   if (nm.long_pauses == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no member was paused past its "

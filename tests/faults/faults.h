@@ -5,6 +5,7 @@
 #ifndef ZKL_FAULTS_H
 #define ZKL_FAULTS_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -185,6 +186,156 @@ struct fc_txhist {
  * kept (an incomplete history). */
 void fc_history_read(struct fc_txhist *h, const char *prefix, int *gaps);
 void fc_history_free(struct fc_txhist *h);
+
+/* ---- the worker fleet's faults (counter.c, semaphore.c, multilock.c) ------ */
+
+/* Each worker process reaches the three servers through three proxies of
+ * its own (tests/integration/proxy.c); the test process injects faults by
+ * the slot's controls in shared memory, obeyed by fc_cut_control(). */
+#define FC_SERVERS 3
+#define FC_MAXSLOTS 8
+#define FC_MAXTRACE 1024
+
+/* A slot's state (written by its incarnation): idle, in a call, holding. */
+enum { FC_W_IDLE, FC_W_CALL, FC_W_HOLD };
+
+/* A slot's fault controls, in the fleet's shared memory (atomic). */
+struct fc_slot {
+  int state;            /* FC_W_*, written by the incarnation            */
+  int64_t cut_until_ms; /* set by the schedule, obeyed by the worker     */
+  int cut_op, cut_gen;  /* cut after the next request of cut_op          */
+  int op_cuts;          /* such cuts that happened                       */
+};
+
+/* A spare process: waits until released into a slot (go, after slot). */
+struct fc_spare {
+  pid_t pid;
+  int who, slot;
+  int go; /* atomic */
+};
+
+/* A worker process: its slot, its proxies and their control thread. */
+struct fc_worker {
+  int slot, who;
+  pid_t parent;
+  const int *stop; /* the fleet's stop flag */
+  struct fc_slot *sl;
+  it_proxy_t *px[FC_SERVERS];
+  char hosts[128]; /* the proxies, for zookeeper_init() */
+  pthread_t ctl;
+  int ctl_stop; /* atomic */
+};
+
+/* The fleet stops, or the test process is gone. */
+int fc_stopping(const struct fc_worker *w);
+/* The cuts the worker's proxies made, all three together. */
+int fc_total_cuts(struct fc_worker *w);
+/* The control thread: blackholes the worker's three proxies while the
+ * slot's cut_until_ms lies ahead, and arms a cut after the next request
+ * of cut_op on all three when cut_gen changes (disarmed once one cut, or
+ * after 5 s), adding the cuts made to op_cuts. */
+void *fc_cut_control(void *arg);
+/* Starts the proxies to servers 1..3 (w->hosts) and the control thread
+ * on slot sl (_exit(4) if it cannot start); fc_proxies_stop() undoes. */
+void fc_proxies_start(struct fc_worker *w, struct fc_slot *sl);
+void fc_proxies_stop(struct fc_worker *w);
+/* A spare waits (no session, no thread) until released: 1 with w->slot
+ * set, 0 if the fleet stops first. */
+int fc_spare_wait(struct fc_worker *w, struct fc_spare *sp);
+
+typedef enum {
+  FC_PAUSE,
+  FC_KILL,
+  FC_CUT,
+  FC_CUT_OP,
+  FC_KILL_SERVER,
+  FC_PAUSE_SERVER,
+  FC_RESTART_SERVER,
+  FC_KINDS
+} fc_fault_t;
+extern const char *fc_fault_names[FC_KINDS];
+
+struct fc_trace {
+  int64_t t_us;
+  fc_fault_t kind;
+  int who, dur_ms, arg; /* server faults: who = the server's id */
+};
+
+enum { FC_SV_UP, FC_SV_DOWN, FC_SV_PAUSED, FC_SV_RESTARTING };
+
+/* The fault schedule (the test process): a fault armed (drawn by the
+ * suite's arm()), fired at its first chance before a_until on a target
+ * picked by a_pick, undone when due.  fc_sched_init() zeroes it; the
+ * suite then sets rng, nslots, ctl[], the spares and the hooks. */
+struct fc_sched {
+  /* set by the suite */
+  const char *name; /* its messages' prefix ("counter-faults") */
+  int nslots, session_ms, max_paused, maxtrace;
+  int cut_state; /* a cut's trace arg: the slot's state (1) or 0 (0) */
+  struct fc_slot *ctl[FC_MAXSLOTS];
+  struct fc_spare *spare;
+  int *nspares, *used;
+  int64_t (*clock_us)(void); /* the trace's stamps */
+  /* the workers' log: FC_PAUSE (stopped now), FC_KILL (reaped), and -1
+   * for a resume (before the SIGCONT) */
+  void (*mark)(int what, int who, int state, int dur);
+  void (*takeover)(int s); /* optional: a spare is about to take slot s */
+  int (*fits)(int s);      /* optional: the armed fault may hit slot s */
+  /* the schedule's state */
+  uint64_t rng;
+  struct {
+    pid_t pid; /* 0: exited on its own (a failure) */
+    int who;
+    int64_t resume_at, lift_at; /* 0: not paused / not cut */
+  } slot[FC_MAXSLOTS];
+  int srv_state, srv_id;
+  int64_t srv_undo_at;
+  pid_t srv_helper;
+  /* the armed fault; a_state: the target's state, or -1 */
+  int armed, a_dur, a_state, a_op;
+  fc_fault_t a_kind;
+  uint64_t a_pick;
+  int64_t a_until, next;
+  int forced_i;
+  int faults[FC_KINDS], skipped[FC_KINDS];
+  int long_pauses, long_in[3]; /* past the session timeout (by state) */
+  int harness_failures, died, stuck, tick;
+  int ntrace;
+  struct fc_trace trace[FC_MAXTRACE];
+};
+
+void fc_sched_init(struct fc_sched *sc, const char *name);
+/* The fleet the schedule works on: nslots slots (the suite sets ctl[]),
+ * the spares (*used of *nspares released), the session timeout, at most
+ * max_paused workers paused at once, at most maxtrace faults traced. */
+void fc_sched_fleet(struct fc_sched *sc, int nslots, struct fc_spare *spare,
+                    int *nspares, int *used, int session_ms, int max_paused,
+                    int maxtrace);
+uint64_t fc_rnd(struct fc_sched *sc);
+int fc_between(uint64_t r, int lo, int hi);
+/* Arms kind: its duration from the draw d (a pause 0.3..5 s, else
+ * 0.5..5 s; a forced pause 2.25..2.5 session timeouts), waiting for a
+ * target 5 s if forced, else 300 ms; a_state -1, the rest the suite's. */
+void fc_arm(struct fc_sched *sc, int64_t now, fc_fault_t kind, int forced,
+            uint64_t d);
+/* One step of the schedule (every few ms): undoes what is due, reaps
+ * workers that died on their own (every 20 ticks), fires the armed fault
+ * or gives it up, and arms the next (arm(now), then the next in
+ * 0.5..2.5 s). */
+void fc_tick(struct fc_sched *sc, void (*arm)(int64_t now));
+void fc_reap_unexpected(struct fc_sched *sc);
+/* Every fault ends now; returns once the ensemble is whole again. */
+void fc_undo_all(struct fc_sched *sc);
+/* Stops the fleet (*stop) and reaps every process within stop_ms (a
+ * stuck one SIGKILLed, then stuck(who) if not NULL). */
+void fc_stop_fleet(struct fc_sched *sc, int *stop, int stop_ms,
+                   void (*stuck)(int who));
+int fc_op_cuts(const struct fc_sched *sc);
+/* "fault trace[ of what] (seed N; ...)", a line a fault from t0 on; a
+ * worker's fault by line() if not NULL, else with its arg as "(%d)". */
+void fc_print_trace(const struct fc_sched *sc, const char *what,
+                    uint64_t seed, int64_t t0,
+                    void (*line)(const struct fc_trace *t, double at));
 
 Suite *checker_suite(void);
 Suite *paused_suite(void);

@@ -193,20 +193,13 @@ static int ev_count(void) {
 
 /* ==== the fleet (shared with the workers) =================================*/
 
-enum { W_IDLE, W_CALL, W_HOLD };
+enum { W_IDLE = FC_W_IDLE, W_CALL = FC_W_CALL, W_HOLD = FC_W_HOLD };
 static const char *state_names[] = {"idle", "in a call", "holding"};
 
 struct mslot {
-  int mutex_path;       /* -1: multi-lock worker; else its mutex's path */
-  int state;            /* atomic, written by the incarnation */
-  int64_t cut_until_ms; /* atomic */
-  int cut_op, cut_gen, op_cuts; /* atomic */
-  int cycles;           /* atomic: a lock and an unlock, both 0 */
-};
-
-struct mspare {
-  pid_t pid;
-  int who, slot, go;
+  int mutex_path;    /* -1: multi-lock worker; else its mutex's path */
+  struct fc_slot fc; /* its state and fault controls */
+  int cycles;        /* atomic: a lock and an unlock, both 0 */
 };
 
 struct fleet {
@@ -217,63 +210,12 @@ struct fleet {
   char path[NPATHS][160];
   struct mslot slot[MAXSLOTS];
   int nspares, used;
-  struct mspare spare[MAXSPARES];
+  struct fc_spare spare[MAXSPARES];
 };
 
 static struct fleet *fl;
 
 /* ---- the worker processes ------------------------------------------------*/
-
-struct worker {
-  int slot, who;
-  pid_t parent;
-  it_proxy_t *px[SERVERS];
-  char hosts[128];
-  pthread_t ctl;
-  int ctl_stop;
-};
-
-static int stopping(const struct worker *w) {
-  return fc_load(&fl->stop) || getppid() != w->parent;
-}
-
-static int proxy_cuts(struct worker *w) {
-  int n = 0;
-  for (int i = 0; i < SERVERS; i++) n += it_proxy_cuts(w->px[i]);
-  return n;
-}
-
-/* The slot's orders to its proxies: blackholed while cut_until_ms lies
- * ahead; a cut after the next request of cut_op whenever cut_gen moves
- * (disarmed after one cut, or 5 s). */
-static void *proxy_control(void *arg) {
-  struct worker *w = arg;
-  struct mslot *sl = &fl->slot[w->slot];
-  int dark = 0, gen = fc_load(&sl->cut_gen), armed = 0, base = 0;
-  int64_t armed_at = 0;
-  while (!fc_load(&w->ctl_stop)) {
-    int64_t now = it_now_ms();
-    int want = now < __atomic_load_n(&sl->cut_until_ms, __ATOMIC_SEQ_CST);
-    if (want != dark)
-      for (int i = 0; i < SERVERS; i++) it_proxy_blackhole(w->px[i], want);
-    dark = want;
-    int g = fc_load(&sl->cut_gen);
-    int spent = armed && (proxy_cuts(w) > base || now - armed_at > 5000);
-    if (g != gen || spent) {
-      if (armed)
-        __atomic_add_fetch(&sl->op_cuts, proxy_cuts(w) - base,
-                           __ATOMIC_SEQ_CST);
-      int op = g != gen ? fc_load(&sl->cut_op) : 0;
-      gen = g;
-      base = proxy_cuts(w);
-      for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], op);
-      armed = op != 0;
-      armed_at = now;
-    }
-    it_sleep_ms(5);
-  }
-  return NULL;
-}
 
 /* What one call works on: a multi-lock, or a plain mutex. */
 struct lk {
@@ -328,7 +270,7 @@ static void lk_free(struct lk *l) {
 
 /* One call: lock, hold while holding() says 1, unlock; all logged.  Its
  * code (ZKL_ELOST: the caller opens a new session). */
-static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
+static int one_call(struct fc_worker *w, zkl_session_t *s, uint64_t *r,
                     int call) {
   struct mslot *me = &fl->slot[w->slot];
   uint64_t d = fc_xorshift(r);
@@ -358,7 +300,7 @@ static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
             zkl_last_error());
     _exit(5);
   }
-  fc_store(&me->state, W_CALL);
+  fc_store(&me->fc.state, W_CALL);
   struct ev *e = ev_begin(w->who);
   if (e != NULL) {
     e->call = call;
@@ -394,7 +336,7 @@ static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
             mutex ? "mutex timedlock" : "timedlock", zkl_err_name(rc),
             zkl_last_error());
   if (rc == 0) {
-    fc_store(&me->state, W_HOLD);
+    fc_store(&me->fc.state, W_HOLD);
     /* asked before every nap and once more after the last one */
     int64_t end = it_now_ms() + hold, v = 0;
     int h, nok = 0;
@@ -404,7 +346,7 @@ static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
       if (h != 1) break;
       v = t;
       nok++;
-      if (it_now_ms() >= end || stopping(w)) break;
+      if (it_now_ms() >= end || fc_stopping(w)) break;
       it_sleep_ms(2);
     }
     e = ev_begin(w->who);
@@ -415,7 +357,7 @@ static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
       e->nok = nok;
     }
     ev_end(e, E_EXIT);
-    fc_store(&me->state, W_CALL);
+    fc_store(&me->fc.state, W_CALL);
     int ur = lk_unlock(&l);
     e = ev_begin(w->who);
     if (e != NULL) {
@@ -430,15 +372,15 @@ static int one_call(struct worker *w, zkl_session_t *s, uint64_t *r,
       __atomic_add_fetch(&me->cycles, 1, __ATOMIC_SEQ_CST);
   }
   lk_free(&l);
-  fc_store(&me->state, W_IDLE);
+  fc_store(&me->fc.state, W_IDLE);
   return rc;
 }
 
-static int worker_body(struct worker *w) {
+static int worker_body(struct fc_worker *w) {
   uint64_t r = it_mix64(fl->seed ^ ((uint64_t)w->who << 20) ^ 0x3a7c) | 1;
   zkl_session_t *s = NULL;
   int call = 0;
-  while (!stopping(w)) {
+  while (!fc_stopping(w)) {
     if (fc_load(&fl->idle)) { /* the session stays open */
       it_sleep_ms(5);
       continue;
@@ -459,19 +401,10 @@ static int worker_body(struct worker *w) {
   return 0;
 }
 
-static int worker_run(struct worker *w) {
-  size_t off = 0;
-  for (int i = 0; i < SERVERS; i++) {
-    w->px[i] = it_proxy_start_to(fc_server_port(i + 1));
-    off += (size_t)snprintf(w->hosts + off, sizeof w->hosts - off,
-                            "%s127.0.0.1:%d", i > 0 ? "," : "",
-                            it_proxy_port(w->px[i]));
-  }
-  if (pthread_create(&w->ctl, NULL, proxy_control, w) != 0) return 4;
+static int worker_run(struct fc_worker *w) {
+  fc_proxies_start(w, &fl->slot[w->slot].fc);
   int rc = worker_body(w);
-  fc_store(&w->ctl_stop, 1);
-  pthread_join(w->ctl, NULL);
-  for (int i = 0; i < SERVERS; i++) it_proxy_stop(w->px[i]);
+  fc_proxies_stop(w);
   return rc;
 }
 
@@ -479,100 +412,39 @@ static int worker_run(struct worker *w) {
 static pid_t spawn(int slot, int who, int spare) {
   pid_t pid = fc_fork();
   if (pid > 0) return pid;
-  static struct worker w;
-  w = (struct worker){.slot = slot, .who = who, .parent = getppid()};
-  if (spare >= 0) {
-    struct mspare *sp = &fl->spare[spare];
-    while (!fc_load(&sp->go)) {
-      if (stopping(&w)) _exit(0);
-      it_sleep_ms(5);
-    }
-    w.slot = sp->slot;
-  }
+  static struct fc_worker w;
+  w = (struct fc_worker){
+      .slot = slot, .who = who, .parent = getppid(), .stop = &fl->stop};
+  if (spare >= 0 && !fc_spare_wait(&w, &fl->spare[spare])) _exit(0);
   _exit(worker_run(&w));
 }
 
 /* ==== the fault schedule (this process) ===================================*/
-
-typedef enum {
-  F_PAUSE,
-  F_KILL,
-  F_CUT,
-  F_CUT_OP,
-  F_KILL_SERVER,
-  F_PAUSE_SERVER,
-  F_RESTART_SERVER,
-  F_KINDS
-} fault_t;
-static const char *fault_names[F_KINDS] = {
-    "pause worker", "kill worker",  "cut worker",    "cut after op",
-    "kill server",  "pause server", "restart server"};
 
 /* The fixed start: what the verdicts are about happens in every run.  A
  * cut after `exists` aimed at a multi-lock holder hits the token read of
  * its next call (right after its unlock) more often than the session's
  * heartbeat (an exists every 400 ms); one after a multi, its release. */
 static const struct {
-  fault_t kind;
+  fc_fault_t kind;
   int state, op, ml; /* the target's state (-1 any), a cut's opcode, a
                         multi-lock worker only */
-} forced[] = {{F_PAUSE, W_CALL, 0, 1},
-              {F_CUT_OP, W_HOLD, OP_EXISTS, 1},
-              {F_PAUSE, W_HOLD, 0, 1},
-              {F_CUT_OP, -1, OP_MULTI, 0},
-              {F_KILL, -1, 0, 0},
-              {F_CUT_OP, W_HOLD, OP_EXISTS, 1},
-              {F_CUT, -1, 0, 0},
-              {F_CUT_OP, W_HOLD, OP_MULTI, 1},
-              {F_RESTART_SERVER, -1, 0, 0}};
+} forced[] = {{FC_PAUSE, W_CALL, 0, 1},
+              {FC_CUT_OP, W_HOLD, OP_EXISTS, 1},
+              {FC_PAUSE, W_HOLD, 0, 1},
+              {FC_CUT_OP, -1, OP_MULTI, 0},
+              {FC_KILL, -1, 0, 0},
+              {FC_CUT_OP, W_HOLD, OP_EXISTS, 1},
+              {FC_CUT, -1, 0, 0},
+              {FC_CUT_OP, W_HOLD, OP_MULTI, 1},
+              {FC_RESTART_SERVER, -1, 0, 0}};
 static const int drawn_ops[] = {OP_MULTI, OP_MULTI, OP_EXISTS, OP_DELETE,
                                 OP_CREATE2, OP_CHILDREN2};
 
-enum { SV_UP, SV_DOWN, SV_PAUSED, SV_RESTARTING };
+static struct fc_sched nz;
+static int a_ml; /* the armed fault is for a multi-lock worker only */
 
-struct trace {
-  int64_t t_us;
-  fault_t kind;
-  int who, dur_ms, arg;
-};
-
-static struct {
-  uint64_t rng;
-  struct {
-    pid_t pid;
-    int who;
-    int64_t resume_at, lift_at;
-  } slot[MAXSLOTS];
-  struct {
-    int state, id;
-    int64_t undo_at;
-    pid_t helper;
-  } srv;
-  struct {
-    int on, dur, state, op, ml;
-    fault_t kind;
-    uint64_t pick;
-    int64_t until;
-  } a; /* the fault armed, fired at the first chance before `until` */
-  int64_t next;
-  int forced_i;
-  int fired[F_KINDS], skipped[F_KINDS], long_in_call, long_in_hold;
-  int harness_failures, died, stuck, tick;
-  int ntrace;
-  struct trace trace[MAXTRACE];
-} nz;
-
-static uint64_t rnd(void) { return fc_xorshift(&nz.rng); }
-
-static int between(uint64_t r, int lo, int hi) {
-  return lo + (int)(r % (uint64_t)(hi - lo + 1));
-}
-
-static void note(fault_t kind, int who, int dur_ms, int arg) {
-  nz.fired[kind]++;
-  if (nz.ntrace < MAXTRACE)
-    nz.trace[nz.ntrace++] = (struct trace){wall_us(), kind, who, dur_ms, arg};
-}
+static uint64_t rnd(void) { return fc_rnd(&nz); }
 
 static void mark(int type, int who, int state) {
   struct ev *e = ev_begin(who);
@@ -580,155 +452,14 @@ static void mark(int type, int who, int state) {
   ev_end(e, type);
 }
 
-static int harness_run(const char *verb, int id, int wait) {
-  char cmd[1024];
-  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
-  if (wait) {
-    if (system(cmd) == 0) return 1;
-    fprintf(stderr, "multilock-faults: harness %s %d failed\n", verb, id);
-    nz.harness_failures++;
-    return 0;
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
-  if (pid < 0) nz.harness_failures++;
-  return pid;
+static void mark_fault(int what, int who, int state, int dur) {
+  (void)dur;
+  if (what == FC_PAUSE) mark(E_PAUSE, who, state);
+  else if (what == FC_KILL) mark(E_KILLED, who, state);
+  else mark(E_RESUME, who, 0);
 }
 
-static void lost_worker(int s, int status) {
-  fprintf(stderr, "multilock-faults: slot %d (w%d) exited by itself, "
-          "status %d\n", s, nz.slot[s].who, status);
-  nz.slot[s].pid = 0;
-  nz.died++;
-}
-
-static int paused_now(void) {
-  int n = 0;
-  for (int s = 0; s < fl->nslots; s++) n += nz.slot[s].resume_at != 0;
-  return n;
-}
-
-/* A slot that fits the armed fault, picked by its draw; -1 if none. */
-static int pick_slot(void) {
-  int cand[MAXSLOTS], n = 0;
-  for (int s = 0; s < fl->nslots; s++) {
-    if (nz.slot[s].pid <= 0) continue;
-    int stopped = nz.slot[s].resume_at != 0, ok = 0;
-    if ((nz.a.state >= 0 && fc_load(&fl->slot[s].state) != nz.a.state) ||
-        (nz.a.ml && fl->slot[s].mutex_path >= 0))
-      continue;
-    switch (nz.a.kind) {
-      case F_PAUSE: ok = !stopped && paused_now() < MAX_PAUSED; break;
-      case F_KILL: ok = !stopped && fl->used < fl->nspares; break;
-      case F_CUT: ok = nz.slot[s].lift_at == 0; break;
-      default: ok = !stopped; break;
-    }
-    if (ok) cand[n++] = s;
-  }
-  return n > 0 ? cand[nz.a.pick % (uint64_t)n] : -1;
-}
-
-static int fire_worker_fault(void) {
-  int s = pick_slot(), st;
-  if (s < 0) return 0;
-  int who = nz.slot[s].who, state = fc_load(&fl->slot[s].state);
-  switch (nz.a.kind) {
-    case F_PAUSE:
-      kill(nz.slot[s].pid, SIGSTOP);
-      if (waitpid(nz.slot[s].pid, &st, WUNTRACED) != nz.slot[s].pid ||
-          !WIFSTOPPED(st)) {
-        lost_worker(s, st);
-        return 1;
-      }
-      state = fc_load(&fl->slot[s].state); /* as it stopped */
-      mark(E_PAUSE, who, state);
-      nz.slot[s].resume_at = it_now_ms() + nz.a.dur;
-      nz.long_in_call += nz.a.dur > SESSION_MS && state == W_CALL;
-      nz.long_in_hold += nz.a.dur > SESSION_MS && state == W_HOLD;
-      note(F_PAUSE, who, nz.a.dur, state);
-      return 1;
-    case F_KILL: {
-      kill(nz.slot[s].pid, SIGKILL);
-      waitpid(nz.slot[s].pid, &st, 0);
-      mark(E_KILLED, who, state);
-      note(F_KILL, who, 0, state);
-      struct mspare *sp = &fl->spare[fl->used++];
-      fc_store(&fl->slot[s].state, W_IDLE);
-      sp->slot = s;
-      fc_store(&sp->go, 1);
-      nz.slot[s].pid = sp->pid;
-      nz.slot[s].who = sp->who;
-      return 1;
-    }
-    case F_CUT:
-      nz.slot[s].lift_at = it_now_ms() + nz.a.dur;
-      __atomic_store_n(&fl->slot[s].cut_until_ms, nz.slot[s].lift_at,
-                       __ATOMIC_SEQ_CST);
-      note(F_CUT, who, nz.a.dur, state);
-      return 1;
-    default: /* F_CUT_OP */
-      fc_store(&fl->slot[s].cut_op, nz.a.op);
-      __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-      note(F_CUT_OP, who, 0, nz.a.op);
-      return 1;
-  }
-}
-
-static int fire_server_fault(void) {
-  if (nz.srv.state != SV_UP) return 0;
-  int id = 1 + (int)(nz.a.pick % SERVERS);
-  nz.srv.id = id;
-  nz.srv.undo_at = it_now_ms() + nz.a.dur;
-  if (nz.a.kind == F_KILL_SERVER) {
-    if (harness_run("kill", id, 1)) nz.srv.state = SV_DOWN;
-  } else if (nz.a.kind == F_PAUSE_SERVER) {
-    if (harness_run("pause", id, 1)) nz.srv.state = SV_PAUSED;
-  } else if (harness_run("kill", id, 1) &&
-             (nz.srv.helper = harness_run("restart", id, 0)) > 0) {
-    nz.srv.state = SV_RESTARTING;
-  }
-  note(nz.a.kind, id, nz.a.kind == F_RESTART_SERVER ? 0 : nz.a.dur, 0);
-  return 1;
-}
-
-/* Undoes what is due (all: everything now). */
-static void undo_due(int all) {
-  int64_t now = it_now_ms();
-  for (int s = 0; s < fl->nslots; s++) {
-    if (all && fc_load(&fl->slot[s].cut_op) != 0) {
-      fc_store(&fl->slot[s].cut_op, 0);
-      __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-    }
-    if (nz.slot[s].resume_at != 0 && (all || now >= nz.slot[s].resume_at)) {
-      mark(E_RESUME, nz.slot[s].who, 0);
-      kill(nz.slot[s].pid, SIGCONT);
-      nz.slot[s].resume_at = 0;
-    }
-    if (nz.slot[s].lift_at != 0 && (all || now >= nz.slot[s].lift_at)) {
-      __atomic_store_n(&fl->slot[s].cut_until_ms, 0, __ATOMIC_SEQ_CST);
-      nz.slot[s].lift_at = 0;
-    }
-  }
-  int st;
-  if (nz.srv.state == SV_DOWN && (all || now >= nz.srv.undo_at)) {
-    nz.srv.helper = harness_run("restart", nz.srv.id, 0);
-    nz.srv.state = nz.srv.helper > 0 ? SV_RESTARTING : SV_UP;
-  } else if (nz.srv.state == SV_PAUSED && (all || now >= nz.srv.undo_at)) {
-    harness_run("resume", nz.srv.id, 1);
-    nz.srv.state = SV_UP;
-  } else if (nz.srv.state == SV_RESTARTING &&
-             waitpid(nz.srv.helper, &st, WNOHANG) == nz.srv.helper) {
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "multilock-faults: harness restart %d failed\n",
-              nz.srv.id);
-      nz.harness_failures++;
-    }
-    nz.srv.state = SV_UP;
-  }
-}
+static int fits(int s) { return !(a_ml && fl->slot[s].mutex_path >= 0); }
 
 /* Four draws per fault whatever it is, so that the stream does not depend
  * on the workers; the forced ones first. */
@@ -736,85 +467,21 @@ static void arm(int64_t now) {
   uint64_t k = rnd(), pick = rnd(), d = rnd(), o = rnd();
   int nf = (int)(sizeof forced / sizeof forced[0]);
   int isforced = nz.forced_i < nf;
-  nz.a.kind = isforced ? forced[nz.forced_i].kind : (fault_t)(k % F_KINDS);
-  nz.a.state = isforced ? forced[nz.forced_i].state : -1;
-  nz.a.ml = isforced ? forced[nz.forced_i].ml : 0;
-  nz.a.op = isforced ? forced[nz.forced_i].op
+  fc_arm(&nz, now, isforced ? forced[nz.forced_i].kind : (fc_fault_t)(k % FC_KINDS),
+         isforced, d);
+  nz.a_state = isforced ? forced[nz.forced_i].state : -1;
+  a_ml = isforced ? forced[nz.forced_i].ml : 0;
+  nz.a_op = isforced ? forced[nz.forced_i].op
                      : drawn_ops[o % (sizeof drawn_ops / sizeof *drawn_ops)];
-  nz.a.pick = pick;
-  nz.a.dur = nz.a.kind == F_PAUSE ? between(d, 300, 5000)
-                                  : between(d, 500, 5000);
-  if (isforced && nz.a.kind == F_PAUSE) /* past the session timeout */
-    nz.a.dur = between(d, SESSION_MS * 9 / 4, SESSION_MS * 5 / 2);
+  nz.a_pick = pick;
   nz.forced_i += isforced;
-  nz.a.until = now + (isforced ? 5000 : 300);
-  nz.a.on = 1;
 }
 
-static void schedule_tick(void) {
-  int64_t now = it_now_ms();
-  undo_due(0);
-  if (nz.tick++ % 20 == 0)
-    for (int s = 0; s < fl->nslots; s++) {
-      int st;
-      pid_t pid = nz.slot[s].pid;
-      if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) lost_worker(s, st);
-    }
-  if (nz.a.on) {
-    int done = nz.a.kind >= F_KILL_SERVER ? fire_server_fault()
-                                          : fire_worker_fault();
-    if (done) {
-      nz.a.on = 0;
-    } else if (now >= nz.a.until) {
-      nz.skipped[nz.a.kind]++;
-      nz.a.on = 0;
-    }
-  }
-  if (!nz.a.on && now >= nz.next) {
-    arm(now);
-    nz.next = now + between(rnd(), 500, 2500);
-  }
-}
+static void schedule_tick(void) { fc_tick(&nz, arm); }
 
-static void undo_all(void) {
-  undo_due(1);
-  if (nz.srv.state == SV_RESTARTING) {
-    int st = 0;
-    if (!fc_reap_by(nz.srv.helper, it_now_ms() + 60000, &st)) {
-      kill(nz.srv.helper, SIGKILL);
-      waitpid(nz.srv.helper, &st, 0);
-      nz.harness_failures++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      nz.harness_failures++;
-    }
-    nz.srv.state = SV_UP;
-  }
-  harness_run("wait-ready", 0, 1);
-}
+static void undo_all(void) { fc_undo_all(&nz); }
 
-static void stop_fleet(void) {
-  fc_store(&fl->stop, 1);
-  int64_t until = it_now_ms() + STOP_MS;
-  for (int i = 0; i < fl->nslots + fl->nspares; i++) {
-    int sp = i - fl->nslots;
-    int who = sp < 0 ? nz.slot[i].who : fl->spare[sp].who;
-    pid_t pid = sp < 0 ? nz.slot[i].pid
-                : sp >= fl->used ? fl->spare[sp].pid : 0;
-    int st = 0;
-    if (pid <= 0) continue;
-    if (!fc_reap_by(pid, until, &st)) {
-      fprintf(stderr, "multilock-faults: w%d did not stop in %d ms\n", who,
-              STOP_MS);
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      nz.stuck++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "multilock-faults: w%d ended with status %d\n", who,
-              st);
-      nz.died++;
-    }
-  }
-}
+static void stop_fleet(void) { fc_stop_fleet(&nz, &fl->stop, STOP_MS, NULL); }
 
 static const char *op_name(int op) {
   switch (op) {
@@ -827,22 +494,17 @@ static const char *op_name(int op) {
   return "?";
 }
 
+static void trace_line(const struct fc_trace *t, double at) {
+  if (t->kind == FC_CUT_OP)
+    printf("  +%8.3f s  %-14s w%-3d after its next %s\n", at,
+           fc_fault_names[t->kind], t->who, op_name(t->arg));
+  else
+    printf("  +%8.3f s  %-14s w%-3d %5d ms  (%s)\n", at,
+           fc_fault_names[t->kind], t->who, t->dur_ms, state_names[t->arg]);
+}
+
 static void print_trace(int64_t t0) {
-  printf("fault trace (seed %" PRIu64 "; +s from the log's first record):\n",
-         ml_seed);
-  for (int i = 0; i < nz.ntrace; i++) {
-    const struct trace *t = &nz.trace[i];
-    double at = (t->t_us - t0) / 1e6;
-    if (t->kind >= F_KILL_SERVER)
-      printf("  +%8.3f s  %-14s server %d  %5d ms\n", at,
-             fault_names[t->kind], t->who, t->dur_ms);
-    else if (t->kind == F_CUT_OP)
-      printf("  +%8.3f s  %-14s w%-3d after its next %s\n", at,
-             fault_names[t->kind], t->who, op_name(t->arg));
-    else
-      printf("  +%8.3f s  %-14s w%-3d %5d ms  (%s)\n", at,
-             fault_names[t->kind], t->who, t->dur_ms, state_names[t->arg]);
-  }
+  fc_print_trace(&nz, NULL, ml_seed, t0, trace_line);
 }
 
 /* ==== the servers' history of the contender nodes =========================*/
@@ -1371,7 +1033,7 @@ START_TEST(multilock_under_faults) {
               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ck_assert(elog != MAP_FAILED);
   elog->n = 0;
-  memset(&nz, 0, sizeof nz);
+  fc_sched_init(&nz, "multilock-faults");
   nz.rng = it_mix64(ml_seed ^ 0x6d6c) | 1;
   fl->seed = ml_seed;
   fl->nslots = ML_SLOTS + 1 + (int)(rnd() % 2);
@@ -1387,7 +1049,14 @@ START_TEST(multilock_under_faults) {
     printf(" p%d", fl->slot[s].mutex_path);
   printf("\n");
   fflush(stdout);
-  nz.next = it_now_ms() + 1000 + between(rnd(), 0, 1000);
+  fc_sched_fleet(&nz, fl->nslots, fl->spare, &fl->nspares, &fl->used,
+                 SESSION_MS, MAX_PAUSED, MAXTRACE);
+  for (int s = 0; s < fl->nslots; s++) nz.ctl[s] = &fl->slot[s].fc;
+  nz.cut_state = 1; /* a cut's trace says the state it hit */
+  nz.clock_us = wall_us;
+  nz.mark = mark_fault;
+  nz.fits = fits;
+  nz.next = it_now_ms() + 1000 + fc_between(rnd(), 0, 1000);
   for (int s = 0; s < fl->nslots; s++) {
     nz.slot[s].who = s;
     nz.slot[s].pid = spawn(s, s, -1);
@@ -1424,14 +1093,14 @@ START_TEST(multilock_under_faults) {
   for (int s = 0; s < fl->nslots; s++)
     if (fc_load(&fl->slot[s].cycles) <= base[s])
       fc_appendf(late, sizeof late, " w%d(%s)", nz.slot[s].who,
-                 state_names[fc_load(&fl->slot[s].state)]);
+                 state_names[fc_load(&fl->slot[s].fc.state)]);
   /* (2) nothing left, the workers idle with their sessions open */
   fc_store(&fl->idle, 1);
   int64_t idle_until = it_now_ms() + IDLE_MS;
   for (int busy = 1; busy && it_now_ms() < idle_until;) {
     busy = 0;
     for (int s = 0; s < fl->nslots; s++)
-      busy |= nz.slot[s].pid > 0 && fc_load(&fl->slot[s].state) != W_IDLE;
+      busy |= nz.slot[s].pid > 0 && fc_load(&fl->slot[s].fc.state) != W_IDLE;
     if (busy) it_sleep_ms(10);
   }
   zkl_session_t *s = it_session(); /* every fork is done */
@@ -1511,18 +1180,17 @@ START_TEST(multilock_under_faults) {
          uncommitted, progressed, fl->nslots, quiet_ms / 1e3,
          late[0] ? ", not:" : "", late, (it_now_ms() - t_start) / 1e3,
          ml_seed);
-  int op_cuts = 0;
-  for (int i = 0; i < fl->nslots; i++) op_cuts += fc_load(&fl->slot[i].op_cuts);
+  int op_cuts = fc_op_cuts(&nz);
   printf("faults: paused %d (past the session timeout: %d in a call, %d "
          "holding), killed %d, cut %d, cut after a request %d (%d cuts); "
          "servers killed %d, paused %d, restarted %d; skipped %d\n",
-         nz.fired[F_PAUSE], nz.long_in_call, nz.long_in_hold,
-         nz.fired[F_KILL], nz.fired[F_CUT], nz.fired[F_CUT_OP], op_cuts,
-         nz.fired[F_KILL_SERVER], nz.fired[F_PAUSE_SERVER],
-         nz.fired[F_RESTART_SERVER],
-         nz.skipped[F_PAUSE] + nz.skipped[F_KILL] + nz.skipped[F_CUT] +
-             nz.skipped[F_CUT_OP] + nz.skipped[F_KILL_SERVER] +
-             nz.skipped[F_PAUSE_SERVER] + nz.skipped[F_RESTART_SERVER]);
+         nz.faults[FC_PAUSE], nz.long_in[W_CALL], nz.long_in[W_HOLD],
+         nz.faults[FC_KILL], nz.faults[FC_CUT], nz.faults[FC_CUT_OP], op_cuts,
+         nz.faults[FC_KILL_SERVER], nz.faults[FC_PAUSE_SERVER],
+         nz.faults[FC_RESTART_SERVER],
+         nz.skipped[FC_PAUSE] + nz.skipped[FC_KILL] + nz.skipped[FC_CUT] +
+             nz.skipped[FC_CUT_OP] + nz.skipped[FC_KILL_SERVER] +
+             nz.skipped[FC_PAUSE_SERVER] + nz.skipped[FC_RESTART_SERVER]);
   if (v.bad > 0) {
     printf("violations by verdict (%d in all, the first 30 shown above):",
            v.bad);
@@ -1543,12 +1211,12 @@ START_TEST(multilock_under_faults) {
   if (v.grants[0] + v.grants[1] < MIN_GRANTS && ++fail)
     fc_appendf(v.why, sizeof v.why, " (3) only %d grants;",
                v.grants[0] + v.grants[1]);
-  if (nz.fired[F_KILL] == 0 && ++fail)
+  if (nz.faults[FC_KILL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no worker was killed;");
-  if (nz.long_in_call == 0 && ++fail)
+  if (nz.long_in[W_CALL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no worker was paused past its session "
                "timeout inside a call;");
-  if (nz.long_in_hold == 0 && ++fail)
+  if (nz.long_in[W_HOLD] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no holder was paused past its session "
                "timeout;");
   if (nz.died > 0 && ++fail)

@@ -167,19 +167,11 @@ static int ev_count(void) {
 
 /* ==== the fleet (shared with the workers) =================================*/
 
-enum { W_IDLE, W_CALL, W_HOLD };
+enum { W_IDLE = FC_W_IDLE, W_CALL = FC_W_CALL, W_HOLD = FC_W_HOLD };
 
 struct fslot {
-  int state;            /* atomic, written by the incarnation */
-  int64_t cut_until_ms; /* atomic */
-  int cut_op, cut_gen, op_cuts; /* atomic */
-  int grants;           /* atomic: acquires that returned 0 */
-};
-
-struct fspare {
-  pid_t pid;
-  int who, slot;
-  int go;
+  struct fc_slot fc; /* its state and fault controls */
+  int grants;        /* atomic: acquires that returned 0 */
 };
 
 struct fleet {
@@ -188,87 +180,12 @@ struct fleet {
   char path[160];
   struct fslot slot[NSLOTS];
   int nspares, used;
-  struct fspare spare[MAXSPARES];
+  struct fc_spare spare[MAXSPARES];
 };
 
 static struct fleet *fl;
 
 /* ---- the worker processes ------------------------------------------------*/
-
-struct worker {
-  int slot, who;
-  pid_t parent;
-  it_proxy_t *px[SERVERS];
-  char hosts[128];
-  pthread_t ctl;
-  int ctl_stop;
-};
-
-static int stopping(const struct worker *w) {
-  return fc_load(&fl->stop) || getppid() != w->parent;
-}
-
-static int total_cuts(struct worker *w) {
-  int n = 0;
-  for (int i = 0; i < SERVERS; i++) n += it_proxy_cuts(w->px[i]);
-  return n;
-}
-
-/* As counter.c's: blackholes the proxies while cut_until_ms lies ahead;
- * arms a cut after the next request of cut_op when cut_gen changes. */
-static void *cut_control(void *arg) {
-  struct worker *w = arg;
-  struct fslot *sl = &fl->slot[w->slot];
-  int cut = 0, gen = fc_load(&sl->cut_gen), armed = 0, base = 0;
-  int64_t armed_at = 0;
-  while (!fc_load(&w->ctl_stop)) {
-    int64_t now = it_now_ms();
-    int want = now < __atomic_load_n(&sl->cut_until_ms, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < SERVERS && want != cut; i++)
-      it_proxy_blackhole(w->px[i], want);
-    cut = want;
-    int g = fc_load(&sl->cut_gen);
-    if (g != gen) {
-      gen = g;
-      int op = fc_load(&sl->cut_op);
-      if (armed)
-        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
-                           __ATOMIC_SEQ_CST);
-      base = total_cuts(w);
-      for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], op);
-      armed = op != 0;
-      armed_at = now;
-    }
-    if (armed) {
-      int n = total_cuts(w);
-      if (n > base || now - armed_at > 5000) {
-        for (int i = 0; i < SERVERS; i++) it_proxy_cut_after(w->px[i], 0);
-        __atomic_add_fetch(&sl->op_cuts, total_cuts(w) - base,
-                           __ATOMIC_SEQ_CST);
-        armed = 0;
-      }
-    }
-    it_sleep_ms(5);
-  }
-  return NULL;
-}
-
-static void proxies_start(struct worker *w) {
-  size_t off = 0;
-  for (int i = 0; i < SERVERS; i++) {
-    w->px[i] = it_proxy_start_to(fc_server_port(i + 1));
-    off += (size_t)snprintf(w->hosts + off, sizeof w->hosts - off,
-                            "%s127.0.0.1:%d", i > 0 ? "," : "",
-                            it_proxy_port(w->px[i]));
-  }
-  if (pthread_create(&w->ctl, NULL, cut_control, w) != 0) _exit(4);
-}
-
-static void proxies_stop(struct worker *w) {
-  fc_store(&w->ctl_stop, 1);
-  pthread_join(w->ctl, NULL);
-  for (int i = 0; i < SERVERS; i++) it_proxy_stop(w->px[i]);
-}
 
 static zkl_sem_t *sem_of(zkl_session_t *s, const char *data) {
   zkl_sem_opts_t o;
@@ -280,14 +197,14 @@ static zkl_sem_t *sem_of(zkl_session_t *s, const char *data) {
   return zkl_sem_create(&m, s, fl->path, &o) == 0 ? m : NULL;
 }
 
-static int sem_body(struct worker *w) {
+static int sem_body(struct fc_worker *w) {
   struct fslot *me = &fl->slot[w->slot];
   uint64_t r = it_mix64(fl->seed ^ ((uint64_t)w->who << 24) ^ 0x5e4a) | 1;
   zkl_session_t *s = NULL;
   zkl_sem_t *m = NULL;
   char data[16];
   snprintf(data, sizeof data, "w%d", w->who);
-  while (!stopping(w)) {
+  while (!fc_stopping(w)) {
     if (fc_load(&fl->idle)) { /* the session stays open */
       it_sleep_ms(5);
       continue;
@@ -307,7 +224,7 @@ static int sem_body(struct worker *w) {
     int hold = 20 + (int)((d >> 24) % 131);
     zkl_lease_t leases[2];
     memset(leases, 0, sizeof leases);
-    fc_store(&me->state, W_CALL);
+    fc_store(&me->fc.state, W_CALL);
     ev_add(E_ACQ, w->who, 0, (int)qty, timeout, (uint64_t)zkl_session_id(s));
     int rc = zkl_sem_acquire(m, qty, timeout, leases);
     struct ev *e = ev_begin();
@@ -328,19 +245,19 @@ static int sem_body(struct worker *w) {
               zkl_err_name(rc), zkl_last_error());
     if (rc == 0) {
       __atomic_add_fetch(&me->grants, 1, __ATOMIC_SEQ_CST);
-      fc_store(&me->state, W_HOLD);
+      fc_store(&me->fc.state, W_HOLD);
       it_sleep_ms(hold);
       for (unsigned i = 0; i < qty; i++)
         ev_add(E_HEALTH, w->who, zkl_sem_lease_health(m, &leases[i]), (int)i,
                0, (uint64_t)zkl_session_id(s));
-      fc_store(&me->state, W_CALL);
+      fc_store(&me->fc.state, W_CALL);
       int rr = zkl_sem_release(m, leases, qty);
       ev_add(E_REL_RET, w->who, rr, (int)qty, 0, (uint64_t)zkl_session_id(s));
       if (rr != 0)
         fprintf(stderr, "semaphore: w%d: release: %s (%s)\n", w->who,
                 zkl_err_name(rr), zkl_last_error());
     }
-    fc_store(&me->state, W_IDLE);
+    fc_store(&me->fc.state, W_IDLE);
     if (rc == ZKL_ELOST) { /* a new session, as an application would */
       zkl_sem_destroy(m);
       zkl_session_close(s);
@@ -355,267 +272,41 @@ static int sem_body(struct worker *w) {
   return 0;
 }
 
-static int worker_run(struct worker *w) {
-  proxies_start(w);
+static int worker_run(struct fc_worker *w) {
+  fc_proxies_start(w, &fl->slot[w->slot].fc);
   int rc = sem_body(w);
-  proxies_stop(w);
+  fc_proxies_stop(w);
   return rc;
 }
 
-static int spare_run(struct worker *w, int k) {
-  struct fspare *sp = &fl->spare[k];
-  while (!fc_load(&sp->go)) {
-    if (stopping(w)) return 0;
-    it_sleep_ms(5);
-  }
-  w->slot = sp->slot;
+static int spare_run(struct fc_worker *w, int k) {
+  if (!fc_spare_wait(w, &fl->spare[k])) return 0;
   return worker_run(w);
 }
 
 static pid_t spawn(int slot, int who, int spare) {
   pid_t pid = fc_fork();
   if (pid > 0) return pid;
-  static struct worker w;
-  w = (struct worker){.slot = slot, .who = who, .parent = getppid()};
+  static struct fc_worker w;
+  w = (struct fc_worker){
+      .slot = slot, .who = who, .parent = getppid(), .stop = &fl->stop};
   _exit(spare < 0 ? worker_run(&w) : spare_run(&w, spare));
 }
 
-/* ==== the fault schedule (the test process; as counter.c's) ===============*/
+/* ==== the fault schedule (the test process; fc_tick()) ===================*/
 
-typedef enum {
-  F_PAUSE,
-  F_KILL,
-  F_CUT,
-  F_CUT_OP,
-  F_KILL_SERVER,
-  F_PAUSE_SERVER,
-  F_RESTART_SERVER,
-  F_KINDS
-} fault_t;
-static const char *fault_names[F_KINDS] = {
-    "pause worker", "kill worker",  "cut worker",    "cut after op",
-    "kill server",  "pause server", "restart server"};
-
-enum { SV_UP, SV_DOWN, SV_PAUSED, SV_RESTARTING };
-
-struct trace {
-  int64_t t_us;
-  fault_t kind;
-  int who, dur_ms, arg;
-};
-
-static const fault_t forced[] = {F_PAUSE, F_CUT_OP, F_KILL, F_CUT,
-                                 F_RESTART_SERVER};
+static const fc_fault_t forced[] = {FC_PAUSE, FC_CUT_OP, FC_KILL, FC_CUT,
+                                    FC_RESTART_SERVER};
 static const int cut_ops[] = {OP_MULTI, OP_MULTI, OP_DELETE, OP_CREATE2};
 
-static struct {
-  uint64_t rng;
-  struct {
-    pid_t pid;
-    int who;
-    int64_t resume_at, lift_at;
-  } slot[NSLOTS];
-  int srv_state, srv_id;
-  int64_t srv_undo_at;
-  pid_t srv_helper;
-  int armed, a_dur, a_state, a_op;
-  fault_t a_kind;
-  uint64_t a_pick;
-  int64_t a_until, next;
-  int forced_i;
-  int faults[F_KINDS], skipped[F_KINDS], long_pauses, long_pauses_in_call;
-  int harness_failures, died, stuck, tick;
-  int ntrace;
-  struct trace trace[MAXTRACE];
-} nm;
+static struct fc_sched nm;
 
-static uint64_t rnd(void) { return fc_xorshift(&nm.rng); }
+static uint64_t rnd(void) { return fc_rnd(&nm); }
 
-static int between(uint64_t r, int lo, int hi) {
-  return lo + (int)(r % (uint64_t)(hi - lo + 1));
-}
-
-static void note(fault_t kind, int who, int dur_ms, int arg) {
-  nm.faults[kind]++;
-  if (nm.ntrace < MAXTRACE)
-    nm.trace[nm.ntrace++] = (struct trace){fc_now_us(), kind, who, dur_ms,
-                                           arg};
-}
-
-static int harness_now(const char *verb, int id) {
-  char cmd[1024];
-  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
-  if (system(cmd) == 0) return 1;
-  fprintf(stderr, "semaphore-faults: harness %s %d failed\n", verb, id);
-  nm.harness_failures++;
-  return 0;
-}
-
-static pid_t harness_async(const char *verb, int id) {
-  char cmd[1024];
-  fc_harness_cmd(cmd, sizeof cmd, "", verb, id);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
-  }
-  if (pid < 0) nm.harness_failures++;
-  return pid;
-}
-
-static void lost_worker(int s, int status) {
-  fprintf(stderr, "semaphore-faults: slot %d (w%d) exited by itself, "
-          "status %d\n", s, nm.slot[s].who, status);
-  nm.slot[s].pid = 0;
-  nm.died++;
-}
-
-static void reap_unexpected(void) {
-  for (int s = 0; s < NSLOTS; s++) {
-    int st;
-    pid_t pid = nm.slot[s].pid;
-    if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) lost_worker(s, st);
-  }
-}
-
-static int paused_now(void) {
-  int n = 0;
-  for (int s = 0; s < NSLOTS; s++) n += nm.slot[s].resume_at != 0;
-  return n;
-}
-
-static int choose(uint64_t pick, int (*ok)(int s), int *slot) {
-  int cand[NSLOTS], n = 0;
-  for (int s = 0; s < NSLOTS; s++)
-    if (nm.slot[s].pid > 0 && ok(s)) cand[n++] = s;
-  if (n == 0) return 0;
-  *slot = cand[pick % (uint64_t)n];
-  return 1;
-}
-
-static int pausable(int s) {
-  return nm.slot[s].resume_at == 0 && paused_now() < MAX_PAUSED &&
-         (nm.a_state < 0 || fc_load(&fl->slot[s].state) == nm.a_state);
-}
-static int killable(int s) {
-  return nm.slot[s].resume_at == 0 && fl->used < fl->nspares;
-}
-static int cuttable(int s) { return nm.slot[s].lift_at == 0; }
-static int running(int s) { return nm.slot[s].resume_at == 0; }
-
-static int pause_worker(uint64_t pick, int dur) {
-  int s, st;
-  if (!choose(pick, pausable, &s)) return 0;
-  kill(nm.slot[s].pid, SIGSTOP);
-  if (waitpid(nm.slot[s].pid, &st, WUNTRACED) != nm.slot[s].pid ||
-      !WIFSTOPPED(st)) {
-    lost_worker(s, st);
-    return 1;
-  }
-  int state = fc_load(&fl->slot[s].state);
-  ev_add(E_PAUSE, nm.slot[s].who, 0, state, dur, 0);
-  nm.slot[s].resume_at = it_now_ms() + dur;
-  nm.long_pauses += dur > SESSION_MS;
-  nm.long_pauses_in_call += dur > SESSION_MS && state == W_CALL;
-  note(F_PAUSE, nm.slot[s].who, dur, state);
-  return 1;
-}
-
-static void resume_worker(int s) {
-  ev_add(E_RESUME, nm.slot[s].who, 0, 0, 0, 0);
-  kill(nm.slot[s].pid, SIGCONT);
-  nm.slot[s].resume_at = 0;
-}
-
-static int kill_worker(uint64_t pick) {
-  int s, st;
-  if (!choose(pick, killable, &s)) return 0;
-  int state = fc_load(&fl->slot[s].state), who = nm.slot[s].who;
-  kill(nm.slot[s].pid, SIGKILL);
-  waitpid(nm.slot[s].pid, &st, 0);
-  ev_add(E_KILLED, who, 0, state, 0, 0);
-  note(F_KILL, who, 0, state);
-  struct fspare *sp = &fl->spare[fl->used++];
-  fc_store(&fl->slot[s].state, W_IDLE);
-  sp->slot = s;
-  fc_store(&sp->go, 1);
-  nm.slot[s].pid = sp->pid;
-  nm.slot[s].who = sp->who;
-  return 1;
-}
-
-static int cut_worker(uint64_t pick, int dur) {
-  int s;
-  if (!choose(pick, cuttable, &s)) return 0;
-  nm.slot[s].lift_at = it_now_ms() + dur;
-  __atomic_store_n(&fl->slot[s].cut_until_ms, nm.slot[s].lift_at,
-                   __ATOMIC_SEQ_CST);
-  note(F_CUT, nm.slot[s].who, dur, 0);
-  return 1;
-}
-
-static int cut_op(uint64_t pick) {
-  int s;
-  if (!choose(pick, running, &s)) return 0;
-  fc_store(&fl->slot[s].cut_op, nm.a_op);
-  __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-  note(F_CUT_OP, nm.slot[s].who, 0, nm.a_op);
-  return 1;
-}
-
-static void lift_cut(int s) {
-  __atomic_store_n(&fl->slot[s].cut_until_ms, 0, __ATOMIC_SEQ_CST);
-  nm.slot[s].lift_at = 0;
-}
-
-static int server_fault(fault_t kind, uint64_t pick, int dur) {
-  if (nm.srv_state != SV_UP) return 0;
-  int id = 1 + (int)(pick % SERVERS);
-  nm.srv_id = id;
-  nm.srv_undo_at = it_now_ms() + dur;
-  if (kind == F_KILL_SERVER) {
-    if (harness_now("kill", id)) nm.srv_state = SV_DOWN;
-  } else if (kind == F_PAUSE_SERVER) {
-    if (harness_now("pause", id)) nm.srv_state = SV_PAUSED;
-  } else if (harness_now("kill", id) &&
-             (nm.srv_helper = harness_async("restart", id)) > 0) {
-    nm.srv_state = SV_RESTARTING;
-  }
-  note(kind, id, kind == F_RESTART_SERVER ? 0 : dur, 0);
-  return 1;
-}
-
-static void server_undo(int64_t now, int all) {
-  int st;
-  if (nm.srv_state == SV_DOWN && (all || now >= nm.srv_undo_at)) {
-    nm.srv_helper = harness_async("restart", nm.srv_id);
-    nm.srv_state = nm.srv_helper > 0 ? SV_RESTARTING : SV_UP;
-  } else if (nm.srv_state == SV_PAUSED && (all || now >= nm.srv_undo_at)) {
-    harness_now("resume", nm.srv_id);
-    nm.srv_state = SV_UP;
-  } else if (nm.srv_state == SV_RESTARTING &&
-             waitpid(nm.srv_helper, &st, WNOHANG) == nm.srv_helper) {
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "semaphore-faults: harness restart %d failed\n",
-              nm.srv_id);
-      nm.harness_failures++;
-    }
-    nm.srv_state = SV_UP;
-  }
-}
-
-static void undo_due(int64_t now, int all) {
-  for (int s = 0; s < NSLOTS; s++) {
-    if (all && fc_load(&fl->slot[s].cut_op) != 0) {
-      fc_store(&fl->slot[s].cut_op, 0);
-      __atomic_add_fetch(&fl->slot[s].cut_gen, 1, __ATOMIC_SEQ_CST);
-    }
-    if (nm.slot[s].resume_at != 0 && (all || now >= nm.slot[s].resume_at))
-      resume_worker(s);
-    if (nm.slot[s].lift_at != 0 && (all || now >= nm.slot[s].lift_at))
-      lift_cut(s);
-  }
-  server_undo(now, all);
+static void mark(int what, int who, int state, int dur) {
+  if (what == FC_PAUSE) ev_add(E_PAUSE, who, 0, state, dur, 0);
+  else if (what == FC_KILL) ev_add(E_KILLED, who, 0, state, 0, 0);
+  else ev_add(E_RESUME, who, 0, 0, 0, 0);
 }
 
 /* Always the same four draws, so the stream does not depend on the
@@ -623,107 +314,27 @@ static void undo_due(int64_t now, int all) {
 static void arm(int64_t now) {
   uint64_t k = rnd(), pick = rnd(), d = rnd(), o = rnd();
   int isforced = nm.forced_i < (int)(sizeof forced / sizeof forced[0]);
-  nm.a_kind = isforced ? forced[nm.forced_i++] : (fault_t)(k % F_KINDS);
+  fc_arm(&nm, now, isforced ? forced[nm.forced_i++] : (fc_fault_t)(k % FC_KINDS),
+         isforced, d);
   nm.a_pick = pick;
   nm.a_op = isforced ? OP_MULTI
                      : cut_ops[o % (sizeof cut_ops / sizeof cut_ops[0])];
-  nm.a_dur = nm.a_kind == F_PAUSE ? between(d, 300, 5000)
-                                  : between(d, 500, 5000);
-  nm.a_state = -1;
-  if (isforced && nm.a_kind == F_PAUSE) { /* a waiter, past its session */
-    nm.a_dur = between(d, SESSION_MS * 9 / 4, SESSION_MS * 5 / 2);
+  if (isforced && nm.a_kind == FC_PAUSE) /* a waiter, past its session */
     nm.a_state = W_CALL;
-  }
-  nm.a_until = now + (isforced ? 5000 : 300);
-  nm.armed = 1;
 }
 
-static int fire(void) {
-  switch (nm.a_kind) {
-    case F_PAUSE: return pause_worker(nm.a_pick, nm.a_dur);
-    case F_KILL: return kill_worker(nm.a_pick);
-    case F_CUT: return cut_worker(nm.a_pick, nm.a_dur);
-    case F_CUT_OP: return cut_op(nm.a_pick);
-    default: return server_fault(nm.a_kind, nm.a_pick, nm.a_dur);
-  }
-}
-
-static void schedule_tick(void) {
-  int64_t now = it_now_ms();
-  undo_due(now, 0);
-  if (nm.tick++ % 20 == 0) reap_unexpected();
-  if (nm.armed && fire()) {
-    nm.armed = 0;
-  } else if (nm.armed && now >= nm.a_until) {
-    nm.skipped[nm.a_kind]++;
-    nm.armed = 0;
-  }
-  if (!nm.armed && now >= nm.next) {
-    arm(now);
-    nm.next = now + between(rnd(), 500, 2500);
-  }
-}
+static void schedule_tick(void) { fc_tick(&nm, arm); }
 
 static void undo_all(void) {
-  undo_due(it_now_ms(), 1);
-  if (nm.srv_state == SV_RESTARTING) {
-    int st = 0;
-    if (!fc_reap_by(nm.srv_helper, it_now_ms() + 60000, &st)) {
-      kill(nm.srv_helper, SIGKILL);
-      waitpid(nm.srv_helper, &st, 0);
-      nm.harness_failures++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      nm.harness_failures++;
-    }
-    nm.srv_state = SV_UP;
-  }
-  harness_now("wait-ready", 0);
-  it_sleep_ms(50);
+  fc_undo_all(&nm);
+  it_sleep_ms(50); /* the workers' control threads disarm their cuts */
 }
 
-static void stop_fleet(void) {
-  fc_store(&fl->stop, 1);
-  int64_t until = it_now_ms() + STOP_MS;
-  for (int i = 0; i < NSLOTS + fl->nspares; i++) {
-    int who = i < NSLOTS ? nm.slot[i].who : fl->spare[i - NSLOTS].who;
-    pid_t pid = i < NSLOTS               ? nm.slot[i].pid
-                : i - NSLOTS >= fl->used ? fl->spare[i - NSLOTS].pid
-                                         : 0;
-    int st = 0;
-    if (pid <= 0) continue;
-    if (!fc_reap_by(pid, until, &st)) {
-      fprintf(stderr, "semaphore-faults: w%d did not stop in %d ms\n", who,
-              STOP_MS);
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      nm.stuck++;
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-      fprintf(stderr, "semaphore-faults: w%d ended with status %d\n", who,
-              st);
-      nm.died++;
-    }
-  }
-}
-
-static int op_cuts(void) {
-  int n = 0;
-  for (int s = 0; s < NSLOTS; s++) n += fc_load(&fl->slot[s].op_cuts);
-  return n;
-}
+static void stop_fleet(void) { fc_stop_fleet(&nm, &fl->stop, STOP_MS, NULL); }
 
 static void print_trace(void) {
-  int64_t t0 = ev_count() > 0 ? elog->e[0].t_us : 0;
-  printf("fault trace (seed %" PRIu64 "; +s from the log's first record):\n",
-         sf_seed);
-  for (int i = 0; i < nm.ntrace; i++) {
-    const struct trace *t = &nm.trace[i];
-    if (t->kind >= F_KILL_SERVER)
-      printf("  +%8.3f s  %-14s server %d  %5d ms\n", (t->t_us - t0) / 1e6,
-             fault_names[t->kind], t->who, t->dur_ms);
-    else
-      printf("  +%8.3f s  %-14s w%-3d %5d ms  (%d)\n", (t->t_us - t0) / 1e6,
-             fault_names[t->kind], t->who, t->dur_ms, t->arg);
-  }
+  fc_print_trace(&nm, NULL, sf_seed, ev_count() > 0 ? elog->e[0].t_us : 0,
+                 NULL);
 }
 
 /* ==== the servers' history of the lease nodes =============================*/
@@ -969,9 +580,13 @@ START_TEST(semaphore_under_faults) {
   char root[128];
   it_root(root, sizeof root, "sem-faults");
   snprintf(fl->path, sizeof fl->path, "%s/sem", root);
-  memset(&nm, 0, sizeof nm);
+  fc_sched_init(&nm, "semaphore-faults");
   nm.rng = it_mix64(sf_seed ^ 0x5e5a) | 1;
-  nm.next = it_now_ms() + 1000 + between(rnd(), 0, 1000);
+  fc_sched_fleet(&nm, NSLOTS, fl->spare, &fl->nspares, &fl->used, SESSION_MS,
+                 MAX_PAUSED, MAXTRACE);
+  for (int s = 0; s < NSLOTS; s++) nm.ctl[s] = &fl->slot[s].fc;
+  nm.mark = mark;
+  nm.next = it_now_ms() + 1000 + fc_between(rnd(), 0, 1000);
   for (int s = 0; s < NSLOTS; s++) {
     nm.slot[s].who = s;
     nm.slot[s].pid = spawn(s, s, -1);
@@ -996,7 +611,7 @@ START_TEST(semaphore_under_faults) {
   for (int s = 0; s < NSLOTS; s++) base[s] = fc_load(&fl->slot[s].grants);
   int64_t quiet0 = it_now_ms();
   while (it_now_ms() < quiet0 + 20000) {
-    reap_unexpected();
+    fc_reap_unexpected(&nm);
     progressed = 0;
     for (int s = 0; s < NSLOTS; s++)
       progressed += fc_load(&fl->slot[s].grants) > base[s];
@@ -1010,7 +625,7 @@ START_TEST(semaphore_under_faults) {
   for (int busy = 1; busy && it_now_ms() < idle_until;) {
     busy = 0;
     for (int s = 0; s < NSLOTS; s++)
-      busy |= nm.slot[s].pid > 0 && fc_load(&fl->slot[s].state) != W_IDLE;
+      busy |= nm.slot[s].pid > 0 && fc_load(&fl->slot[s].fc.state) != W_IDLE;
     if (busy) it_sleep_ms(10);
   }
   zkl_session_t *s = it_session(); /* every fork is done */
@@ -1064,11 +679,11 @@ START_TEST(semaphore_under_faults) {
          quiet_ms / 1e3, (it_now_ms() - t_start) / 1e3, sf_seed);
   printf("faults: paused %d (%d past the session timeout, %d of them inside "
          "an acquire), killed %d, cut %d, cut after a request %d (%d cuts); "
-         "servers killed %d, paused %d, restarted %d\n", nm.faults[F_PAUSE],
-         nm.long_pauses, nm.long_pauses_in_call, nm.faults[F_KILL],
-         nm.faults[F_CUT], nm.faults[F_CUT_OP], op_cuts(),
-         nm.faults[F_KILL_SERVER], nm.faults[F_PAUSE_SERVER],
-         nm.faults[F_RESTART_SERVER]);
+         "servers killed %d, paused %d, restarted %d\n", nm.faults[FC_PAUSE],
+         nm.long_pauses, nm.long_in[W_CALL], nm.faults[FC_KILL],
+         nm.faults[FC_CUT], nm.faults[FC_CUT_OP], fc_op_cuts(&nm),
+         nm.faults[FC_KILL_SERVER], nm.faults[FC_PAUSE_SERVER],
+         nm.faults[FC_RESTART_SERVER]);
 
   int fail = v.bad;
   if (gaps > 0 && ++fail)
@@ -1079,9 +694,9 @@ START_TEST(semaphore_under_faults) {
                "again after the faults;", NSLOTS - progressed, NSLOTS);
   if (v.grants < 100 && ++fail)
     fc_appendf(v.why, sizeof v.why, " (4) only %d grants;", v.grants);
-  if (nm.faults[F_KILL] == 0 && ++fail)
+  if (nm.faults[FC_KILL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no worker was killed;");
-  if (nm.long_pauses_in_call == 0 && ++fail)
+  if (nm.long_in[W_CALL] == 0 && ++fail)
     fc_appendf(v.why, sizeof v.why, " no worker was paused past its session "
                "timeout inside an acquire;");
   if (nm.died > 0 && ++fail)
