@@ -1,12 +1,17 @@
-// bench/CuratorBench.java - scenario 11 of zkl-bench for Curator 5.4
-// (Debian's libcurator-recipes-java): counter compare-and-set increments
-// with N contenders, on the same server in the same run as zkl's, so that
+// bench/CuratorBench.java - scenarios 11, 12 and 13 of zkl-bench for
+// Curator 5.4 (Debian's libcurator-recipes-java): counter compare-and-set
+// increments with N contenders (S11), the multi-lock (S12) and the
+// semaphore (S13), on the same server in the same run as zkl's, so that
 // the report shows zkl/Curator ratios measured side by side.  zkl-bench
 // compiles it at run time (javac, into a temporary directory) and runs it
-// right after its own S11:
+// right after its own S11, S12 or S13:
 //
 //   java -cp /usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar:DIR \
 //       CuratorBench HOSTS ROOT CONTENDERS INCREMENTS REPS CAP_S CSV
+//   java -cp ... CuratorBench multilock HOSTS ROOT CONTENDERS ACQUISITIONS \
+//       REPS CAP_S KS CSV
+//   java -cp ... CuratorBench semaphore HOSTS ROOT CONTENDERS GRANTS REPS \
+//       CAP_S MAXES HOLD_MS CSV
 //
 // (curator-recipes.jar's manifest brings curator-framework, curator-client,
 // guava, slf4j-api, zookeeper and zookeeper-jute, and zookeeper.jar's its
@@ -31,6 +36,37 @@
 // minus what sampling costs, as bench/server.c) and this process's CPU per
 // increment, and the machine's (/proc/stat: every process, the server's
 // too when it is local) busy CPU time and context switches per increment.
+//
+// S12 (the first argument "multilock"): for each K of KS (e.g. "2,8"),
+// CONTENDERS threads, each with a CuratorFramework of its own and an
+// InterProcessMultiLock(client, paths) over K paths (InterProcessMutex
+// each), ALL in the same sorted order (in another order two of them can
+// deadlock: it takes its mutexes one by one), loop acquire(60 s) /
+// release() with a hold of ~0, until CONTENDERS x ACQUISITIONS
+// acquisitions are done (a shared count of slots) or CAP_S seconds passed;
+// REPS runs on fresh paths (made before the run), after one unmeasured
+// warm-up run per K.  A per-path counter checks that no two hold a path at
+// once (from the grant to the release call); after each run no node may be
+// left under the paths.  Rows (impl "curator", case "K=<k> N=<n>"):
+// acquisitions/s (the median run), acquire (the acquire() call) and
+// handoff (from the previous holder's release() call, or this acquire() if
+// later, to the grant) latencies, fairness, the server's work and this
+// process's CPU per acquisition.
+//
+// S13 (the first argument "semaphore"): for each MAX of MAXES (e.g.
+// "1,5,20"), CONTENDERS threads, each with a CuratorFramework of its own
+// and an InterProcessSemaphoreV2(client, path, MAX) on the same path
+// (<path>/locks and <path>/leases made before the run, as zkl-bench does
+// for zkl's), loop acquire(60 s) / hold HOLD_MS (0: ~0) / returnLease()
+// until CONTENDERS x GRANTS grants are done (a shared count of slots) or
+// CAP_S seconds passed; REPS runs on fresh paths, after one unmeasured
+// warm-up run per MAX.  A shared counter checks that never more than MAX
+// hold at once (from the grant to the returnLease call); after each run
+// locks/ and leases/ must be empty.  Rows (impl "curator", case "MAX=<m>
+// N=<n>"): grants/s (the median run), acquire (the acquire() call)
+// latency, peak holders, fairness, the server's work and this process's
+// CPU per grant.
+//
 // Exit status 0, or 1 after "CuratorBench: error: ..." on
 // stderr.  A watchdog halts the process if a run never ends.  The nodes
 // stay: ROOT is zkl-bench's private tree, which it deletes at the end.
@@ -44,6 +80,7 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -52,11 +89,16 @@ import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.curator.retry.RetryOneTime;
 
@@ -135,9 +177,11 @@ public class CuratorBench {
     return String.format(Locale.ROOT, "%.6g", x);
   }
 
+  static String scenario = "11";
+
   static void add(String kase, String metric, String unit, double median, double p99, long n) {
-    rows.add(String.format(Locale.ROOT, ",m,11,%s,curator,%s,%s,%s,%s,%d,,,", kase, metric,
-                           unit, fmt(median), fmt(p99), n));
+    rows.add(String.format(Locale.ROOT, ",m,%s,%s,curator,%s,%s,%s,%s,%d,,,", scenario, kase,
+                           metric, unit, fmt(median), fmt(p99), n));
   }
 
   static double quantile(List<Double> v, double q) {
@@ -288,7 +332,426 @@ public class CuratorBench {
     }
   }
 
+  // ---- S12: the multi-lock ------------------------------------------------------
+
+  static final long LOCK_TIMEOUT_S = 60; // an acquire() never waits longer
+  static final int WARM_ACQUISITIONS = 10; // per contender, per K, before the runs
+
+  // What one S12 run did.
+  static class MlRun {
+    long done;
+    long[] per;
+    double rate;
+    List<Double> acq = Collections.synchronizedList(new ArrayList<>());
+    List<Double> hand = Collections.synchronizedList(new ArrayList<>());
+    Map<String, Double> srv;
+    double cpuNs;
+  }
+
+  // n contenders, each on a client of its own with an InterProcessMultiLock
+  // over the k paths under dir (made first), in the same sorted order,
+  // loop acquire/release until total acquisitions are done or capS passed.
+  static MlRun mlOnce(CuratorFramework admin, String dir, int n, int k, long total, double capS)
+      throws Exception {
+    List<String> paths = new ArrayList<>();
+    for (int i = 0; i < k; i++) {
+      String p = dir + "/p" + i;
+      admin.create().creatingParentsIfNeeded().forPath(p);
+      paths.add(p);
+    }
+    Collections.sort(paths); // the same order for every contender
+    MlRun r = new MlRun();
+    r.per = new long[n];
+    CuratorFramework[] clients = new CuratorFramework[n];
+    InterProcessMultiLock[] locks = new InterProcessMultiLock[n];
+    long[] end = new long[n];
+    Thread[] threads = new Thread[n];
+    AtomicLong claimed = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicIntegerArray holders = new AtomicIntegerArray(k);
+    AtomicLong violations = new AtomicLong();
+    AtomicBoolean released = new AtomicBoolean(); // lastRelease is set
+    AtomicLong lastRelease = new AtomicLong();
+    CyclicBarrier start = new CyclicBarrier(n + 1);
+    try {
+      for (int i = 0; i < n; i++) {
+        clients[i] = client();
+        locks[i] = new InterProcessMultiLock(clients[i], paths);
+      }
+      for (int i = 0; i < n; i++) {
+        final int me = i;
+        threads[i] = new Thread(() -> {
+          try {
+            start.await();
+            while (!stop.get() && claimed.getAndIncrement() < total) {
+              long t0 = System.nanoTime();
+              if (!locks[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS)) {
+                errors.add("S12 K=" + k + ": acquire() timed out");
+                break;
+              }
+              long t1 = System.nanoTime();
+              for (int j = 0; j < k; j++)
+                if (holders.getAndIncrement(j) != 0) violations.incrementAndGet();
+              boolean had = released.get();
+              long prev = lastRelease.get();
+              r.acq.add((t1 - t0) / 1e3);
+              if (had) r.hand.add((t1 - Math.max(prev, t0)) / 1e3);
+              r.per[me]++;
+              for (int j = 0; j < k; j++) holders.decrementAndGet(j);
+              lastRelease.set(System.nanoTime());
+              released.set(true);
+              locks[me].release();
+            }
+          } catch (Exception e) {
+            errors.add("S12 K=" + k + ": " + e);
+          }
+          end[me] = System.nanoTime();
+        });
+        threads[i].start();
+      }
+      Map<String, Double> s0 = sample();
+      double c0 = cpuNs();
+      start.await(60, TimeUnit.SECONDS);
+      long t0 = System.nanoTime();
+      long deadline = t0 + (long) (capS * 1e9);
+      for (Thread t : threads) {
+        t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
+        if (t.isAlive()) {
+          stop.set(true); // each stops after its acquisition
+          break;
+        }
+      }
+      for (Thread t : threads) t.join();
+      r.cpuNs = cpuNs() - c0;
+      r.srv = delta(s0, sample(), overhead);
+      long tEnd = t0;
+      for (int i = 0; i < n; i++) {
+        r.done += r.per[i];
+        tEnd = Math.max(tEnd, end[i]);
+      }
+      r.rate = tEnd > t0 ? r.done * 1e9 / (tEnd - t0) : Double.NaN;
+      if (r.done < total)
+        System.err.printf("CuratorBench: S12 K=%d: a run stopped after %.0f s with %d of %d "
+                          + "acquisitions%n", k, capS, r.done, total);
+      if (violations.get() != 0)
+        errors.add(String.format("S12 K=%d: two holders of one path at once %d times", k,
+                                 violations.get()));
+      // nothing left (the sessions still open: an ephemeral node left
+      // behind would still be there)
+      for (String p : paths) {
+        int left = admin.getChildren().forPath(p).size();
+        if (left != 0)
+          errors.add(String.format("S12 K=%d: %d node(s) left under %s", k, left, p));
+      }
+      return r;
+    } finally {
+      for (CuratorFramework c : clients)
+        if (c != null) c.close();
+    }
+  }
+
+  static int multilockMain(String[] a) throws Exception {
+    if (a.length != 8) {
+      System.err.println("usage: CuratorBench multilock HOSTS ROOT CONTENDERS ACQUISITIONS "
+                         + "REPS CAP_S KS CSV");
+      return 2;
+    }
+    scenario = "12";
+    hosts = a[0];
+    String root = a[1];
+    int n = Integer.parseInt(a[2]);
+    int acqs = Integer.parseInt(a[3]);
+    int reps = Integer.parseInt(a[4]);
+    double capS = Double.parseDouble(a[5]);
+    String[] ks = a[6].split(",");
+    String csv = a[7];
+
+    Thread watchdog = new Thread(() -> {
+      try {
+        Thread.sleep((long) ((capS + 60) * (reps + 1) * ks.length * 1000) + 60000);
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.err.println("CuratorBench: error: watchdog: a run did not end");
+      Runtime.getRuntime().halt(1);
+    });
+    watchdog.setDaemon(true);
+    watchdog.start();
+
+    calibrate();
+    CuratorFramework admin = client();
+    try {
+      for (String kk : ks) {
+        if (!errors.isEmpty()) break;
+        int k = Integer.parseInt(kk);
+        String kase = "K=" + k + " N=" + n;
+        List<Double> rates = new ArrayList<>(), acq = new ArrayList<>(),
+            hand = new ArrayList<>();
+        long[] per = new long[n];
+        long done = 0;
+        Map<String, Double> srv = null;
+        double cpu = 0;
+        // warm, unmeasured: the JIT compiles the client's and Curator's paths
+        mlOnce(admin, root + "/s12-curator-k" + k + "-warm", n, k,
+               (long) n * Math.min(acqs, WARM_ACQUISITIONS), capS);
+        for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+          MlRun r = mlOnce(admin, root + "/s12-curator-k" + k + "-" + rep, n, k,
+                           (long) n * acqs, capS);
+          rates.add(r.rate);
+          acq.addAll(r.acq);
+          hand.addAll(r.hand);
+          for (int i = 0; i < n; i++) per[i] += r.per[i];
+          done += r.done;
+          cpu += r.cpuNs;
+          if (srv == null) {
+            srv = r.srv;
+          } else {
+            for (String x : r.srv.keySet()) srv.put(x, srv.get(x) + r.srv.get(x));
+          }
+        }
+        if (done > 0) {
+          add(kase, "acquisitions/s", "1/s", quantile(rates, 0.5), Double.NaN, done);
+          add(kase, "acquire", "us", quantile(acq, 0.5), quantile(acq, 0.99), acq.size());
+          add(kase, "handoff", "us", quantile(hand, 0.5), quantile(hand, 0.99), hand.size());
+          long lo = Long.MAX_VALUE, hi = 0;
+          for (long p : per) {
+            lo = Math.min(lo, p);
+            hi = Math.max(hi, p);
+          }
+          add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN, n);
+          add(kase, "requests/acq", "", srv.get("requests") / done, Double.NaN, done);
+          add(kase, "reads/acq", "", srv.get("reads") / done, Double.NaN, done);
+          add(kase, "writes/acq", "", srv.get("writes") / done, Double.NaN, done);
+          if (!Double.isNaN(srv.get("fsyncs")))
+            add(kase, "fsyncs/acq", "", srv.get("fsyncs") / done, Double.NaN, done);
+          add(kase, "bytes/acq", "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
+              Double.NaN, done);
+          if (!Double.isNaN(cpu)) add(kase, "cpu/acq", "us", cpu / 1e3 / done, Double.NaN, done);
+        }
+        System.err.println("  S12 curator " + kase + " done");
+      }
+    } catch (Exception e) {
+      errors.add(e.toString());
+    } finally {
+      admin.close();
+    }
+    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
+      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
+      for (String r : rows) w.println(r);
+    }
+    for (String e : errors) System.err.println("CuratorBench: error: " + e);
+    return errors.isEmpty() ? 0 : 1;
+  }
+
+  // ---- S13: the semaphore ----------------------------------------------------------
+
+  static final int WARM_GRANTS = 10; // per contender, per MAX, before the runs
+
+  // What one S13 run did.
+  static class SemRun {
+    long done;
+    long[] per;
+    double rate;
+    int peak;
+    List<Double> acq = Collections.synchronizedList(new ArrayList<>());
+    Map<String, Double> srv;
+    double cpuNs;
+  }
+
+  // n contenders, each on a client of its own with an
+  // InterProcessSemaphoreV2(client, path, max), loop acquire / hold /
+  // returnLease until total grants are done or capS passed.
+  static SemRun semOnce(CuratorFramework admin, String path, int n, int max, long holdMs,
+                        long total, double capS) throws Exception {
+    admin.create().creatingParentsIfNeeded().forPath(path + "/locks");
+    admin.create().creatingParentsIfNeeded().forPath(path + "/leases");
+    SemRun r = new SemRun();
+    r.per = new long[n];
+    CuratorFramework[] clients = new CuratorFramework[n];
+    InterProcessSemaphoreV2[] sems = new InterProcessSemaphoreV2[n];
+    long[] end = new long[n];
+    Thread[] threads = new Thread[n];
+    AtomicLong claimed = new AtomicLong();
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger holders = new AtomicInteger();
+    AtomicInteger peak = new AtomicInteger();
+    AtomicLong violations = new AtomicLong();
+    CyclicBarrier start = new CyclicBarrier(n + 1);
+    try {
+      for (int i = 0; i < n; i++) {
+        clients[i] = client();
+        sems[i] = new InterProcessSemaphoreV2(clients[i], path, max);
+      }
+      for (int i = 0; i < n; i++) {
+        final int me = i;
+        threads[i] = new Thread(() -> {
+          try {
+            start.await();
+            while (!stop.get() && claimed.getAndIncrement() < total) {
+              long t0 = System.nanoTime();
+              Lease lease = sems[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS);
+              if (lease == null) {
+                errors.add("S13 MAX=" + max + ": acquire() timed out");
+                break;
+              }
+              long t1 = System.nanoTime();
+              int h = holders.incrementAndGet();
+              if (h > max) violations.incrementAndGet();
+              peak.accumulateAndGet(h, Math::max);
+              r.acq.add((t1 - t0) / 1e3);
+              r.per[me]++;
+              if (holdMs > 0) Thread.sleep(holdMs);
+              holders.decrementAndGet();
+              sems[me].returnLease(lease);
+            }
+          } catch (Exception e) {
+            errors.add("S13 MAX=" + max + ": " + e);
+          }
+          end[me] = System.nanoTime();
+        });
+        threads[i].start();
+      }
+      Map<String, Double> s0 = sample();
+      double c0 = cpuNs();
+      start.await(60, TimeUnit.SECONDS);
+      long t0 = System.nanoTime();
+      long deadline = t0 + (long) (capS * 1e9);
+      for (Thread t : threads) {
+        t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
+        if (t.isAlive()) {
+          stop.set(true); // each stops after its grant
+          break;
+        }
+      }
+      for (Thread t : threads) t.join();
+      r.cpuNs = cpuNs() - c0;
+      r.srv = delta(s0, sample(), overhead);
+      long tEnd = t0;
+      for (int i = 0; i < n; i++) {
+        r.done += r.per[i];
+        tEnd = Math.max(tEnd, end[i]);
+      }
+      r.rate = tEnd > t0 ? r.done * 1e9 / (tEnd - t0) : Double.NaN;
+      r.peak = peak.get();
+      if (r.done < total)
+        System.err.printf("CuratorBench: S13 MAX=%d: a run stopped after %.0f s with %d of %d "
+                          + "grants%n", max, capS, r.done, total);
+      if (violations.get() != 0)
+        errors.add(String.format("S13 MAX=%d: more than MAX holders at once %d times "
+                                 + "(peak %d)", max, violations.get(), r.peak));
+      // nothing left (the sessions still open: an ephemeral node left
+      // behind would still be there)
+      for (String p : new String[] {path + "/locks", path + "/leases"}) {
+        int left = admin.getChildren().forPath(p).size();
+        if (left != 0)
+          errors.add(String.format("S13 MAX=%d: %d node(s) left under %s", max, left, p));
+      }
+      return r;
+    } finally {
+      for (CuratorFramework c : clients)
+        if (c != null) c.close();
+    }
+  }
+
+  static int semaphoreMain(String[] a) throws Exception {
+    if (a.length != 9) {
+      System.err.println("usage: CuratorBench semaphore HOSTS ROOT CONTENDERS GRANTS REPS "
+                         + "CAP_S MAXES HOLD_MS CSV");
+      return 2;
+    }
+    scenario = "13";
+    hosts = a[0];
+    String root = a[1];
+    int n = Integer.parseInt(a[2]);
+    int grants = Integer.parseInt(a[3]);
+    int reps = Integer.parseInt(a[4]);
+    double capS = Double.parseDouble(a[5]);
+    String[] maxes = a[6].split(",");
+    long holdMs = Long.parseLong(a[7]);
+    String csv = a[8];
+
+    Thread watchdog = new Thread(() -> {
+      try {
+        Thread.sleep((long) ((capS + 60) * (reps + 1) * maxes.length * 1000) + 60000);
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.err.println("CuratorBench: error: watchdog: a run did not end");
+      Runtime.getRuntime().halt(1);
+    });
+    watchdog.setDaemon(true);
+    watchdog.start();
+
+    calibrate();
+    CuratorFramework admin = client();
+    try {
+      for (String mm : maxes) {
+        if (!errors.isEmpty()) break;
+        int max = Integer.parseInt(mm);
+        String kase = "MAX=" + max + " N=" + n;
+        List<Double> rates = new ArrayList<>(), acq = new ArrayList<>();
+        long[] per = new long[n];
+        long done = 0;
+        int peak = 0;
+        Map<String, Double> srv = null;
+        double cpu = 0;
+        // warm, unmeasured: the JIT compiles the client's and Curator's paths
+        semOnce(admin, root + "/s13-curator-m" + max + "-warm", n, max, holdMs,
+                (long) n * Math.min(grants, WARM_GRANTS), capS);
+        for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+          SemRun r = semOnce(admin, root + "/s13-curator-m" + max + "-" + rep, n, max, holdMs,
+                             (long) n * grants, capS);
+          rates.add(r.rate);
+          acq.addAll(r.acq);
+          for (int i = 0; i < n; i++) per[i] += r.per[i];
+          done += r.done;
+          cpu += r.cpuNs;
+          peak = Math.max(peak, r.peak);
+          if (srv == null) {
+            srv = r.srv;
+          } else {
+            for (String x : r.srv.keySet()) srv.put(x, srv.get(x) + r.srv.get(x));
+          }
+        }
+        if (done > 0) {
+          add(kase, "grants/s", "1/s", quantile(rates, 0.5), Double.NaN, done);
+          add(kase, "acquire", "us", quantile(acq, 0.5), quantile(acq, 0.99), acq.size());
+          add(kase, "peak holders", "", peak, Double.NaN, rates.size());
+          long lo = Long.MAX_VALUE, hi = 0;
+          for (long p : per) {
+            lo = Math.min(lo, p);
+            hi = Math.max(hi, p);
+          }
+          add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN, n);
+          add(kase, "requests/grant", "", srv.get("requests") / done, Double.NaN, done);
+          add(kase, "reads/grant", "", srv.get("reads") / done, Double.NaN, done);
+          add(kase, "writes/grant", "", srv.get("writes") / done, Double.NaN, done);
+          if (!Double.isNaN(srv.get("fsyncs")))
+            add(kase, "fsyncs/grant", "", srv.get("fsyncs") / done, Double.NaN, done);
+          add(kase, "bytes/grant", "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
+              Double.NaN, done);
+          if (!Double.isNaN(cpu)) add(kase, "cpu/grant", "us", cpu / 1e3 / done, Double.NaN, done);
+        }
+        System.err.println("  S13 curator " + kase + " done");
+      }
+    } catch (Exception e) {
+      errors.add(e.toString());
+    } finally {
+      admin.close();
+    }
+    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
+      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
+      for (String r : rows) w.println(r);
+    }
+    for (String e : errors) System.err.println("CuratorBench: error: " + e);
+    return errors.isEmpty() ? 0 : 1;
+  }
+
   public static void main(String[] a) throws Exception {
+    if (a.length > 0 && a[0].equals("multilock"))
+      System.exit(multilockMain(Arrays.copyOfRange(a, 1, a.length)));
+    if (a.length > 0 && a[0].equals("semaphore"))
+      System.exit(semaphoreMain(Arrays.copyOfRange(a, 1, a.length)));
     if (a.length != 7) {
       System.err.println("usage: CuratorBench HOSTS ROOT CONTENDERS INCREMENTS REPS CAP_S CSV");
       System.exit(2);

@@ -28,12 +28,13 @@ typedef struct bench_opts {
   const char *merge_path;  /* --merge: rows of another run (kazoo_bench.py)*/
   const char *config;      /* --config: label of the server's config       */
   int quick;               /* --quick: a smoke run of a few seconds        */
-  unsigned only;           /* bit s set: run scenario s (1..11)            */
+  unsigned only;           /* bit s set: run scenario s (1..13)            */
   unsigned kazoo;          /* bit s set: run kazoo_bench.py's scenario s
                               right after ours and merge its rows        */
   const char *kazoo_script; /* --kazoo-script: bench/kazoo_bench.py      */
-  int curator;             /* S11: run bench/CuratorBench.java (Curator's
-                              side) right after ours and merge its rows  */
+  int curator;             /* S11-S13: run bench/CuratorBench.java
+                              (Curator's side) right after ours and merge
+                              its rows                                   */
   const char *curator_src; /* --curator-src: bench/CuratorBench.java      */
   int iters;               /* S1, S2: measured operations per variant      */
   double duration_s;       /* S3, S5: seconds per run                       */
@@ -53,6 +54,13 @@ typedef struct bench_opts {
   int puts;                /* S10: puts per consumer count                  */
   int cas_contenders;      /* S11: contenders incrementing one counter      */
   int increments;          /* S11: increments per contender per run         */
+  int ml_contenders;       /* S12: contenders, each a thread and a session  */
+  int ml_paths[BENCH_MAX_LIST], n_ml_paths; /* S12: paths per multi-lock (K) */
+  int ml_acquisitions;     /* S12: acquisitions per contender per run       */
+  int sem_contenders;      /* S13: contenders, each a thread and a session  */
+  int sem_max[BENCH_MAX_LIST], n_sem_max; /* S13: the semaphore's MAX      */
+  int sem_grants;          /* S13: grants per contender per run             */
+  int sem_hold_ms;         /* S13: how long each lease is held (0: ~0)      */
   char root[128];          /* this run's private tree: /zkl-bench/<id>      */
 } bench_opts_t;
 
@@ -94,7 +102,7 @@ double bench_heap_bytes(void);
 /* One measured figure: `median` holds the value for single figures (a
  * rate, a ratio, a count), and p99 is NAN then. */
 typedef struct result {
-  char scenario[4]; /* "1".."11"                                      */
+  char scenario[4]; /* "1".."13"                                      */
   char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
   char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo", "curator" */
   char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
@@ -276,6 +284,55 @@ int floor_counter_read(zhandle_t *zh, const char *path, int32_t *value,
 int floor_counter_add(zhandle_t *zh, const char *path, int32_t delta,
                       int *conflicts);
 
+/* The multi-lock by hand (S12): one multi creating an EPHEMERAL_SEQUENTIAL
+ * "-lock-" node under every root (in the order given), then the classic
+ * wait (floor_lock_acquire's) in each queue in turn; the release is one
+ * multi deleting them all. */
+typedef struct floor_multilock {
+  zhandle_t *zh;
+  int n;
+  floor_lock_t *l;        /* one per root: its node, its watch           */
+} floor_multilock_t;
+/* S12: a run of any implementation stops after this long (CuratorBench
+ * and kazoo_bench.py are given or use the same). */
+#define BENCH_S12_CAP_S 20
+int floor_multilock_init(floor_multilock_t *m, zhandle_t *zh,
+                         const char *const *roots, int n);
+/* After floor_close(): the watchers' contexts. */
+void floor_multilock_fini(floor_multilock_t *m);
+/* 0 all held, or a ZooKeeper code / -1 (timeout): none held then. */
+int floor_multilock_acquire(floor_multilock_t *m, int timeout_ms);
+int floor_multilock_release(floor_multilock_t *m);
+
+/* The semaphore by hand (S13), in the layout of Curator's
+ * InterProcessSemaphoreV2 and zkl_sem: the gate, the classic lock
+ * (floor_lock_acquire()) under <path>/locks; as its holder, list
+ * <path>/leases with a child watch until fewer than max are there (again
+ * after every event), create one EPHEMERAL_SEQUENTIAL lease node
+ * (<path>/leases/_c_<uuid>-lease-), then delete the gate node.  Release:
+ * delete the lease node.  Synchronous calls; <path>/locks and
+ * <path>/leases must exist. */
+typedef struct floor_sem {
+  zhandle_t *zh;
+  int max;
+  char locks[256], leases[256];
+  floor_lock_t gate;      /* its root is locks                           */
+  char lease[256];        /* our lease node while held                   */
+  pthread_mutex_t mu;     /* the leases' child watch                     */
+  pthread_cond_t cv;
+  int fired;
+} floor_sem_t;
+/* S13: a run of any implementation stops after this long (CuratorBench
+ * and kazoo_bench.py are given or use the same). */
+#define BENCH_S13_CAP_S 20
+int floor_sem_init(floor_sem_t *fs, zhandle_t *zh, const char *path,
+                   int max);
+/* After floor_close(): the watchers' contexts. */
+void floor_sem_fini(floor_sem_t *fs);
+/* 0 one lease held, or a ZooKeeper code / -1 (timeout): none held then. */
+int floor_sem_acquire(floor_sem_t *fs, int timeout_ms);
+int floor_sem_release(floor_sem_t *fs);
+
 /* ---- helpers shared by the scenarios (zkl-bench.c) -------------------------- */
 
 /* Creates path (and missing parents) as persistent nodes.  0 or a code. */
@@ -311,6 +368,12 @@ void sc_pending_async(const bench_opts_t *o); /* 8  sc-async.c  */
 void sc_queue_throughput(const bench_opts_t *o); /* 9  sc-dqueue.c */
 void sc_queue_herd(const bench_opts_t *o);    /* 10 sc-dqueue.c  */
 void sc_counter(const bench_opts_t *o);       /* 11 sc-counter.c */
+void sc_multilock(const bench_opts_t *o);     /* 12 sc-multilock.c */
+/* S12's zkl / curator and zkl / kazoo rows, once their rows are merged. */
+void sc_multilock_ratios(const bench_opts_t *o);
+void sc_semaphore(const bench_opts_t *o);     /* 13 sc-semaphore.c */
+/* S13's zkl / curator and zkl / kazoo rows, once their rows are merged. */
+void sc_semaphore_ratios(const bench_opts_t *o);
 /* The targets, from the results (and merged rows): targets.c. */
 void bench_targets(const bench_opts_t *o);
 /* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */

@@ -1,6 +1,7 @@
 /* bench/floor.c - the floor: the lock protocol (and, for S9 and S10, the
- * queue recipe; for S11 the counter) done by hand on raw libzookeeper-mt
- * calls, with no library around it.
+ * queue recipe; for S11 the counter; for S12 the multi-lock; for S13 the
+ * semaphore) done by hand on raw libzookeeper-mt calls, with no library
+ * around it.
  *
  * The counter: get, then set at the version read, again from the get on
  * ZBADVERSION (what any compare-and-set counter must do at least).
@@ -275,21 +276,22 @@ static int wait_fired(floor_lock_t *l, const struct timespec *deadline) {
   return rc;
 }
 
-int floor_lock_acquire(floor_lock_t *l, int timeout_ms) {
-  char want[256], prefix[64];
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += timeout_ms / 1000;
-  deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
+/* The deadline timeout_ms from now, on CLOCK_MONOTONIC (the cv's). */
+static void deadline_in(struct timespec *deadline, int timeout_ms) {
+  clock_gettime(CLOCK_MONOTONIC, deadline);
+  deadline->tv_sec += timeout_ms / 1000;
+  deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (deadline->tv_nsec >= 1000000000L) {
+    deadline->tv_sec++;
+    deadline->tv_nsec -= 1000000000L;
   }
-  new_prefix(prefix, sizeof prefix);
-  snprintf(want, sizeof want, "%s/%s%s", l->root, prefix, l->marker);
-  int zrc = zoo_create(l->zh, want, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
-                       ZOO_EPHEMERAL_SEQUENTIAL, l->node, sizeof l->node);
-  if (zrc != ZOK) return zrc;
+}
+
+/* Our node l->node made: list, watch the node to wait for, list again
+ * after every wake-up, until it is our turn.  0 granted, or a ZooKeeper
+ * code / -1 (deadline); the node is left to the caller. */
+static int wait_turn(floor_lock_t *l, const struct timespec *deadline) {
+  int zrc;
   const char *self = strrchr(l->node, '/') + 1;
   for (;;) {
     struct String_vector kids = {0, NULL};
@@ -315,13 +317,27 @@ int floor_lock_acquire(floor_lock_t *l, int timeout_ms) {
     if (zrc == ZNONODE) continue; /* gone already: re-check at once */
     if (zrc != ZOK) break;
     atomic_store(&l->armed, 1);
-    int w = wait_fired(l, &deadline);
+    int w = wait_fired(l, deadline);
     atomic_store(&l->armed, 0);
     if (w != 0) {
       zrc = -1;
       break;
     }
   }
+  return zrc;
+}
+
+int floor_lock_acquire(floor_lock_t *l, int timeout_ms) {
+  char want[256], prefix[64];
+  struct timespec deadline;
+  deadline_in(&deadline, timeout_ms);
+  new_prefix(prefix, sizeof prefix);
+  snprintf(want, sizeof want, "%s/%s%s", l->root, prefix, l->marker);
+  int zrc = zoo_create(l->zh, want, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                       ZOO_EPHEMERAL_SEQUENTIAL, l->node, sizeof l->node);
+  if (zrc != ZOK) return zrc;
+  zrc = wait_turn(l, &deadline);
+  if (zrc == 0) return 0;
   zoo_delete(l->zh, l->node, -1);
   l->node[0] = '\0';
   return zrc;
@@ -330,6 +346,181 @@ int floor_lock_acquire(floor_lock_t *l, int timeout_ms) {
 int floor_lock_release(floor_lock_t *l) {
   int zrc = zoo_delete(l->zh, l->node, -1);
   l->node[0] = '\0';
+  return zrc;
+}
+
+/* ---- the multi-lock by hand (S12) ------------------------------------------------ */
+
+/* Every path's node in ONE multi (one prefix for all, as zkl names
+ * them), then the classic wait in each queue, one queue after the other:
+ * every node waited for is older than ours, whatever the order, so the
+ * waits cannot form a cycle; a queue looked at later may be ours already
+ * (its holder released it with the one we waited for).  The release
+ * deletes every node in ONE multi. */
+
+int floor_multilock_init(floor_multilock_t *m, zhandle_t *zh,
+                         const char *const *roots, int n) {
+  memset(m, 0, sizeof *m);
+  m->zh = zh;
+  m->l = calloc((size_t)n, sizeof *m->l);
+  if (m->l == NULL) return -1;
+  for (; m->n < n; m->n++)
+    if (floor_lock_init(&m->l[m->n], zh, roots[m->n], FLOOR_MUTEX) != 0)
+      return -1;
+  return 0;
+}
+
+void floor_multilock_fini(floor_multilock_t *m) {
+  for (int i = 0; i < m->n; i++) floor_lock_fini(&m->l[i]);
+  free(m->l);
+  memset(m, 0, sizeof *m);
+}
+
+int floor_multilock_acquire(floor_multilock_t *m, int timeout_ms) {
+  char prefix[64];
+  struct timespec deadline;
+  deadline_in(&deadline, timeout_ms);
+  new_prefix(prefix, sizeof prefix);
+  char(*want)[256] = calloc((size_t)m->n, sizeof *want);
+  zoo_op_t *ops = calloc((size_t)m->n, sizeof *ops);
+  zoo_op_result_t *res = calloc((size_t)m->n, sizeof *res);
+  int zrc = ZSYSTEMERROR;
+  if (want != NULL && ops != NULL && res != NULL) {
+    for (int i = 0; i < m->n; i++) {
+      floor_lock_t *l = &m->l[i];
+      snprintf(want[i], sizeof want[i], "%s/%s%s", l->root, prefix,
+               l->marker);
+      zoo_create_op_init(&ops[i], want[i], "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                         ZOO_EPHEMERAL_SEQUENTIAL, l->node, sizeof l->node);
+    }
+    zrc = zoo_multi(m->zh, m->n, ops, res);
+  }
+  free(want);
+  free(ops);
+  free(res);
+  if (zrc != ZOK) { /* all or nothing: nothing made */
+    for (int i = 0; i < m->n; i++) m->l[i].node[0] = '\0';
+    return zrc;
+  }
+  for (int i = 0; i < m->n && zrc == ZOK; i++)
+    zrc = wait_turn(&m->l[i], &deadline);
+  if (zrc == ZOK) return 0;
+  floor_multilock_release(m);
+  return zrc;
+}
+
+int floor_multilock_release(floor_multilock_t *m) {
+  zoo_op_t *ops = calloc((size_t)m->n, sizeof *ops);
+  zoo_op_result_t *res = calloc((size_t)m->n, sizeof *res);
+  int zrc = ZSYSTEMERROR;
+  if (ops != NULL && res != NULL) {
+    for (int i = 0; i < m->n; i++)
+      zoo_delete_op_init(&ops[i], m->l[i].node, -1);
+    zrc = zoo_multi(m->zh, m->n, ops, res);
+  }
+  free(ops);
+  free(res);
+  for (int i = 0; i < m->n; i++) m->l[i].node[0] = '\0';
+  return zrc;
+}
+
+/* ---- the semaphore by hand (S13) ------------------------------------------------ */
+
+/* Curator's InterProcessSemaphoreV2 protocol, zkl_sem's too, with nothing
+ * either adds for safety: the gate is the classic lock; its holder lists
+ * the leases with a child watch until one fits, makes its lease with a
+ * plain create (zkl checks its gate node in the same multi and reads the
+ * node's czxid for the fencing token; Curator makes the lease first and
+ * then counts, itself included), and deletes its gate node; the release
+ * deletes the lease.  Steady state with the gate queued: the gate's
+ * create, list, exists, list; then the leases' list, the lease's create,
+ * the gate's delete; later the lease's delete: 8 requests, 4 writes per
+ * grant (more lists when MAX are held and the gate's holder waits). */
+
+int floor_sem_init(floor_sem_t *fs, zhandle_t *zh, const char *path,
+                   int max) {
+  memset(fs, 0, sizeof *fs);
+  fs->zh = zh;
+  fs->max = max;
+  snprintf(fs->locks, sizeof fs->locks, "%s/locks", path);
+  snprintf(fs->leases, sizeof fs->leases, "%s/leases", path);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  int rc = pthread_mutex_init(&fs->mu, NULL) || pthread_cond_init(&fs->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (rc) return -1;
+  return floor_lock_init(&fs->gate, zh, fs->locks, FLOOR_MUTEX);
+}
+
+void floor_sem_fini(floor_sem_t *fs) {
+  floor_lock_fini(&fs->gate);
+  pthread_cond_destroy(&fs->cv);
+  pthread_mutex_destroy(&fs->mu);
+}
+
+static void leases_watcher(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx) {
+  (void)zh;
+  (void)type;
+  (void)state;
+  (void)path;
+  floor_sem_t *fs = ctx;
+  pthread_mutex_lock(&fs->mu);
+  fs->fired = 1;
+  pthread_cond_signal(&fs->cv);
+  pthread_mutex_unlock(&fs->mu);
+}
+
+/* As the gate's holder: the leases listed (a child watch set) until fewer
+ * than max are there.  0, or a ZooKeeper code / -1 (deadline).  A watch
+ * of an earlier turn that fires late only costs one more listing. */
+static int leases_fit(floor_sem_t *fs, const struct timespec *deadline) {
+  for (;;) {
+    pthread_mutex_lock(&fs->mu);
+    fs->fired = 0;
+    pthread_mutex_unlock(&fs->mu);
+    struct String_vector kids = {0, NULL};
+    int zrc = zoo_wget_children(fs->zh, fs->leases, leases_watcher, fs,
+                                &kids);
+    if (zrc != ZOK) return zrc;
+    int n = kids.count;
+    deallocate_String_vector(&kids);
+    if (n < fs->max) return 0;
+    int rc = 0;
+    pthread_mutex_lock(&fs->mu);
+    while (!fs->fired && rc == 0)
+      if (pthread_cond_timedwait(&fs->cv, &fs->mu, deadline) == ETIMEDOUT)
+        rc = -1;
+    pthread_mutex_unlock(&fs->mu);
+    if (rc != 0) return rc;
+  }
+}
+
+int floor_sem_acquire(floor_sem_t *fs, int timeout_ms) {
+  struct timespec deadline;
+  deadline_in(&deadline, timeout_ms);
+  int zrc = floor_lock_acquire(&fs->gate, timeout_ms);
+  if (zrc != ZOK) return zrc;
+  zrc = leases_fit(fs, &deadline);
+  if (zrc == ZOK) {
+    char want[sizeof fs->leases + 80], prefix[64];
+    new_prefix(prefix, sizeof prefix);
+    snprintf(want, sizeof want, "%s/%slease-", fs->leases, prefix);
+    zrc = zoo_create(fs->zh, want, "floor", 5, &ZOO_OPEN_ACL_UNSAFE,
+                     ZOO_EPHEMERAL_SEQUENTIAL, fs->lease, sizeof fs->lease);
+  }
+  int grc = floor_lock_release(&fs->gate);
+  if (zrc == ZOK && grc != ZOK) { /* a gate node left: give the lease back */
+    floor_sem_release(fs);
+    zrc = grc;
+  }
+  return zrc;
+}
+
+int floor_sem_release(floor_sem_t *fs) {
+  int zrc = zoo_delete(fs->zh, fs->lease, -1);
+  fs->lease[0] = '\0';
   return zrc;
 }
 

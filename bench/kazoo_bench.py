@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""kazoo_bench.py - scenarios 1, 3, 6, 9, 10 and 11 of zkl-bench for kazoo
+"""kazoo_bench.py - scenarios 1, 3, 6, 9, 10, 11, 12 and 13 of zkl-bench for kazoo
 (Debian's python3-kazoo), on the same server in the same run, so that the
 report shows zkl/kazoo ratios measured side by side.
 
@@ -7,7 +7,10 @@ report shows zkl/kazoo ratios measured side by side.
         [--iters N] [--duration SEC] [--reps N] [--contenders 2,8,32,128] [--rounds N]
         [--kill-rounds N] [--kill-timeout MS] [--items N] [--batch N]
         [--consumers 1,10,100] [--puts N] [--cas-contenders N]
-        [--increments N] [--only 1,3,6,9,10,11] [--csv FILE] [--no-table]
+        [--increments N] [--ml-contenders N] [--ml-paths 2,8]
+        [--ml-acquisitions N] [--sem-contenders N] [--sem-max 1,5,20]
+        [--sem-grants N] [--sem-hold MS] [--only 1,3,6,9,10,11,12,13]
+        [--csv FILE] [--no-table]
 
 Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench runs
 this script itself after each of its own scenarios (--only N) and merges the
@@ -43,6 +46,25 @@ S11 N contenders (--cas-contenders), threads each with its own KazooClient
     command_retry={"max_tries": -1, "delay": 0}, retrying at once, as
     Curator's RetryNTimes(1000, 0) and zkl do.  The node must then hold
     the number of increments done (else a lost update: an error).
+S12 kazoo has no multi-lock: N contenders (--ml-contenders), threads each
+    with its own KazooClient (one process: they share the GIL), take the
+    SAME K paths (--ml-paths, each K in turn) with a Lock per path,
+    acquired one by one in sorted order (the same for all: in any other
+    order they could deadlock) and released in reverse, holding ~0, until
+    N x --ml-acquisitions acquisitions are done (a shared count of slots)
+    or S12_CAP_S passed, --reps runs on fresh paths.  A per-path counter
+    checks that no two hold a path at once, and after each run no node may
+    be left under the paths.
+S13 N contenders (--sem-contenders), threads each with its own KazooClient
+    (one process: they share the GIL) and a Semaphore(max_leases=MAX) on
+    the same path, for each MAX of --sem-max in turn: acquire, hold
+    (--sem-hold MS, default ~0), release, until N x --sem-grants grants are
+    done (a shared count of slots) or S13_CAP_S passed, --reps runs on
+    fresh paths.  kazoo's layout is its own (a gate Lock at the sibling
+    <path>-__lock__, the leases right under <path>, MAX in <path>'s data),
+    so it cannot share a path with zkl's and Curator's.  A shared counter
+    checks that never more than MAX hold at once, and after each run no
+    node may be left under <path> or <path>-__lock__.
 
 Every wait is bounded; the run works under /zkl-bench/kazoo-<pid> and
 deletes it at the end.  Traffic goes only to the given hosts.
@@ -965,6 +987,328 @@ def s11(args, root):
         close(admin)
 
 
+# ---- S12 --------------------------------------------------------------------
+
+S12_CAP_S = 20.0  # a run stops after this long (zkl-bench's BENCH_S12_CAP_S)
+
+
+class MlRun(object):
+    def __init__(self, n, k, total):
+        self.lock = threading.Lock()
+        self.claimed = 0
+        self.total = total
+        self.stop = False
+        self.start = threading.Barrier(n + 1)
+        self.holders = [0] * k
+        self.violations = 0
+        self.last_release = None
+
+    def claim(self):
+        with self.lock:
+            if self.stop or self.claimed >= self.total:
+                return False
+            self.claimed += 1
+            return True
+
+
+class MlContender(threading.Thread):
+    """A contender on its own session: the K Locks, in sorted order."""
+
+    def __init__(self, hosts, paths, run):
+        super().__init__(daemon=True)
+        self.zk = client(hosts)
+        self.locks = [self.zk.Lock(p, "kazoo-bench") for p in sorted(paths)]
+        self.run_ = run
+        self.done = 0
+        self.acq = []
+        self.hand = []
+        self.t_end = 0
+        self.held = []
+        # warm, unmeasured (the others are not started yet): the paths
+        # ensured, as each Lock does at its first acquire
+        self.lock_all()
+        self.unlock_all()
+
+    def lock_all(self):
+        for lk in self.locks:
+            if not lk.acquire(timeout=LOCK_TIMEOUT_S):
+                raise Exception("Lock.acquire timed out")
+            self.held.append(lk)
+
+    def unlock_all(self):
+        while self.held:
+            self.held.pop().release()
+
+    def run(self):
+        r = self.run_
+        try:
+            r.start.wait(60)
+            while r.claim():
+                t0 = now_ns()
+                self.lock_all()
+                t1 = now_ns()
+                with r.lock:
+                    for i in range(len(r.holders)):
+                        if r.holders[i]:
+                            r.violations += 1
+                        r.holders[i] += 1
+                    prev = r.last_release
+                self.acq.append((t1 - t0) / 1e3)
+                if prev is not None:
+                    self.hand.append((t1 - max(prev, t0)) / 1e3)
+                self.done += 1
+                with r.lock:
+                    for i in range(len(r.holders)):
+                        r.holders[i] -= 1
+                    r.last_release = now_ns()
+                self.unlock_all()
+        except Exception as e:  # reported, the run goes on
+            ERRORS.append("S12 contender: %s: %s" % (type(e).__name__, e))
+            try:
+                self.unlock_all()
+            except Exception:
+                pass
+        self.t_end = now_ns()
+
+
+def s12_once(args, admin, dirpath, k):
+    """One run on fresh paths: (acquisitions/s, per-contender counts,
+    acquire latencies, handoff latencies, server delta, cpu s)."""
+    n, total = args.ml_contenders, args.ml_contenders * args.ml_acquisitions
+    paths = ["%s/p%d" % (dirpath, i) for i in range(k)]
+    for p in paths:
+        admin.ensure_path(p)
+    run = MlRun(n, k, total)
+    cons = []
+    try:
+        cons = [MlContender(args.hosts, paths, run) for _ in range(n)]
+        for c in cons:
+            c.start()
+        a = srv_sample(args.hosts)
+        cpu0 = time.process_time()
+        run.start.wait(60)
+        t0 = now_ns()
+        deadline = time.monotonic() + S12_CAP_S
+        for c in cons:
+            c.join(max(0.001, deadline - time.monotonic()))
+            if c.is_alive():
+                with run.lock:
+                    run.stop = True  # each stops after its acquisition
+                break
+        for c in cons:
+            c.join()
+        cpu = time.process_time() - cpu0
+        d = srv_delta(a, srv_sample(args.hosts))
+        # nothing left (the sessions still open: an ephemeral node left
+        # behind would still be there)
+        for p in paths:
+            left = admin.get_children(p)
+            if left:
+                ERRORS.append("S12 K=%d: %d node(s) left under %s"
+                              % (k, len(left), p))
+    finally:
+        for c in cons:
+            close(c.zk)
+    done = sum(c.done for c in cons)
+    t_end = max([c.t_end for c in cons] + [t0])
+    if done < total:
+        print("kazoo_bench: S12 K=%d: a run stopped after %d s with %d of %d "
+              "acquisitions" % (k, S12_CAP_S, done, total), file=sys.stderr)
+    if run.violations:
+        ERRORS.append("S12 K=%d: two holders of one path at once %d times"
+                      % (k, run.violations))
+    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
+    return (rate, [c.done for c in cons], [x for c in cons for x in c.acq],
+            [x for c in cons for x in c.hand], d, cpu)
+
+
+def s12(args, root):
+    admin = client(args.hosts)
+    n = args.ml_contenders
+    try:
+        for k in (int(x) for x in args.ml_paths.split(",")):
+            case = "K=%d N=%d" % (k, n)
+            rates, per, acq, hand, srv, cpu = [], [0] * n, [], [], None, 0.0
+            for rep in range(args.reps):
+                rate, counts, a, h, d, c = s12_once(
+                    args, admin, "%s/s12-kazoo-k%d-%d" % (root, k, rep), k)
+                rates.append(rate)
+                per = [p + x for p, x in zip(per, counts)]
+                acq += a
+                hand += h
+                cpu += c
+                srv = d if srv is None else {x: srv[x] + d[x] for x in d}
+            done = sum(per)
+            if done:
+                add("12", case, "acquisitions/s", "1/s", quantile(rates, 0.5),
+                    n=done)
+                add_samples("12", case, "acquire", "us", acq)
+                add_samples("12", case, "handoff", "us", hand)
+                if max(per) > 0:
+                    add("12", case, "fairness", "", min(per) / max(per),
+                        n=len(per))
+                add_server("12", case, "acq", srv, done)
+                add("12", case, "cpu/acq", "us", cpu * 1e6 / done, n=done)
+            print("  S12 %s done" % case, flush=True)
+    finally:
+        close(admin)
+
+
+# ---- S13 --------------------------------------------------------------------
+
+S13_CAP_S = 20.0  # a run stops after this long (zkl-bench's BENCH_S13_CAP_S)
+
+
+class SemRun(object):
+    def __init__(self, n, maxl, hold_s, total):
+        self.lock = threading.Lock()
+        self.claimed = 0
+        self.total = total
+        self.stop = False
+        self.start = threading.Barrier(n + 1)
+        self.max = maxl
+        self.hold_s = hold_s
+        self.holders = 0
+        self.peak = 0
+        self.violations = 0
+
+    def claim(self):
+        with self.lock:
+            if self.stop or self.claimed >= self.total:
+                return False
+            self.claimed += 1
+            return True
+
+
+class SemContender(threading.Thread):
+    """A contender on its own session: one lease at a time."""
+
+    def __init__(self, hosts, path, run):
+        super().__init__(daemon=True)
+        self.zk = client(hosts)
+        self.sem = self.zk.Semaphore(path, "kazoo-bench", max_leases=run.max)
+        self.run_ = run
+        self.done = 0
+        self.acq = []
+        self.t_end = 0
+        # warm, unmeasured (the others are not started yet): the path
+        # ensured and its max checked, as at each Semaphore's first acquire
+        if not self.sem.acquire(timeout=LOCK_TIMEOUT_S):
+            raise Exception("Semaphore.acquire failed")
+        self.sem.release()
+
+    def run(self):
+        r = self.run_
+        try:
+            r.start.wait(60)
+            while r.claim():
+                t0 = now_ns()
+                if not self.sem.acquire(timeout=LOCK_TIMEOUT_S):
+                    raise Exception("Semaphore.acquire failed")
+                t1 = now_ns()
+                with r.lock:
+                    r.holders += 1
+                    if r.holders > r.max:
+                        r.violations += 1
+                    r.peak = max(r.peak, r.holders)
+                self.acq.append((t1 - t0) / 1e3)
+                self.done += 1
+                if r.hold_s > 0:
+                    time.sleep(r.hold_s)
+                with r.lock:
+                    r.holders -= 1
+                self.sem.release()
+        except Exception as e:  # reported, the run goes on
+            ERRORS.append("S13 contender: %s: %s" % (type(e).__name__, e))
+            try:
+                self.sem.release()
+            except Exception:
+                pass
+        self.t_end = now_ns()
+
+
+def s13_once(args, admin, path, maxl):
+    """One run on a fresh path: (grants/s, per-contender counts, acquire
+    latencies, peak holders, server delta, cpu s)."""
+    n, total = args.sem_contenders, args.sem_contenders * args.sem_grants
+    run = SemRun(n, maxl, args.sem_hold / 1e3, total)
+    cons = []
+    t0 = now_ns()
+    try:
+        cons = [SemContender(args.hosts, path, run) for _ in range(n)]
+        for c in cons:
+            c.start()
+        a = srv_sample(args.hosts)
+        cpu0 = time.process_time()
+        run.start.wait(60)
+        t0 = now_ns()
+        deadline = time.monotonic() + S13_CAP_S
+        for c in cons:
+            c.join(max(0.001, deadline - time.monotonic()))
+            if c.is_alive():
+                with run.lock:
+                    run.stop = True  # each stops after its grant
+                break
+        for c in cons:
+            c.join()
+        cpu = time.process_time() - cpu0
+        d = srv_delta(a, srv_sample(args.hosts))
+        # nothing left (the sessions still open: an ephemeral node left
+        # behind would still be there)
+        for p in (path, path + "-__lock__"):
+            left = admin.get_children(p) if admin.exists(p) else []
+            if left:
+                ERRORS.append("S13 MAX=%d: %d node(s) left under %s"
+                              % (maxl, len(left), p))
+    finally:
+        for c in cons:
+            close(c.zk)
+    done = sum(c.done for c in cons)
+    t_end = max([c.t_end for c in cons] + [t0])
+    if done < total:
+        print("kazoo_bench: S13 MAX=%d: a run stopped after %d s with %d of "
+              "%d grants" % (maxl, S13_CAP_S, done, total), file=sys.stderr)
+    if run.violations:
+        ERRORS.append("S13 MAX=%d: more than MAX holders at once %d times "
+                      "(peak %d)" % (maxl, run.violations, run.peak))
+    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
+    return (rate, [c.done for c in cons], [x for c in cons for x in c.acq],
+            run.peak, d, cpu)
+
+
+def s13(args, root):
+    admin = client(args.hosts)
+    n = args.sem_contenders
+    try:
+        for maxl in (int(x) for x in args.sem_max.split(",")):
+            case = "MAX=%d N=%d" % (maxl, n)
+            rates, per, acq, peak, srv, cpu = [], [0] * n, [], 0, None, 0.0
+            for rep in range(args.reps):
+                rate, counts, a, pk, d, c = s13_once(
+                    args, admin, "%s/s13-kazoo-m%d-%d" % (root, maxl, rep),
+                    maxl)
+                rates.append(rate)
+                per = [p + x for p, x in zip(per, counts)]
+                acq += a
+                peak = max(peak, pk)
+                cpu += c
+                srv = d if srv is None else {x: srv[x] + d[x] for x in d}
+            done = sum(per)
+            if done:
+                add("13", case, "grants/s", "1/s", quantile(rates, 0.5),
+                    n=done)
+                add_samples("13", case, "acquire", "us", acq)
+                add("13", case, "peak holders", "", peak, n=args.reps)
+                if max(per) > 0:
+                    add("13", case, "fairness", "", min(per) / max(per),
+                        n=len(per))
+                add_server("13", case, "grant", srv, done)
+                add("13", case, "cpu/grant", "us", cpu * 1e6 / done, n=done)
+            print("  S13 %s done" % case, flush=True)
+    finally:
+        close(admin)
+
+
 # ---- main -------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -973,7 +1317,7 @@ def parse_args(argv):
     p.add_argument("-s", "--hosts",
                    default=os.environ.get("ZKL_TEST_HOSTS") or "127.0.0.1:2181")
     p.add_argument("-q", "--quick", action="store_true")
-    p.add_argument("--only", default="1,3,6,9,10,11")
+    p.add_argument("--only", default="1,3,6,9,10,11,12,13")
     p.add_argument("--iters", type=int, default=100 if quick else 1000)
     p.add_argument("--duration", type=float, default=0.5 if quick else 3.0)
     p.add_argument("--reps", type=int, default=1 if quick else 3)
@@ -987,6 +1331,13 @@ def parse_args(argv):
     p.add_argument("--puts", type=int, default=5 if quick else 100)
     p.add_argument("--cas-contenders", type=int, default=8)
     p.add_argument("--increments", type=int, default=10 if quick else 250)
+    p.add_argument("--ml-contenders", type=int, default=8)
+    p.add_argument("--ml-paths", default="2,8")
+    p.add_argument("--ml-acquisitions", type=int, default=5 if quick else 50)
+    p.add_argument("--sem-contenders", type=int, default=8 if quick else 32)
+    p.add_argument("--sem-max", default="1,5" if quick else "1,5,20")
+    p.add_argument("--sem-grants", type=int, default=5 if quick else 20)
+    p.add_argument("--sem-hold", type=int, default=0)
     p.add_argument("--csv")
     p.add_argument("--no-table", action="store_true",
                    help="no table on stdout (zkl-bench prints the rows)")
@@ -1022,6 +1373,10 @@ def main(argv):
             s10(args, root)
         if 11 in only:
             s11(args, root)
+        if 12 in only:
+            s12(args, root)
+        if 13 in only:
+            s13(args, root)
     finally:
         admin.delete(root, recursive=True)
         try:

@@ -10,11 +10,11 @@
 #   fsync   forceSync=yes: every transaction is fsync'ed (ZooKeeper's default)
 #   nosync  forceSync=no: the harness's default for tests
 # and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6,
-# 9, 10, 11 with Debian's python3-kazoo, /usr/bin/python3) and then zkl-bench,
-# which merges kazoo's rows into its table, CSV and targets (--merge: it does
-# not run kazoo itself then), and itself runs Curator's side of S11
-# (bench/CuratorBench.java, compiled with javac into a temporary directory;
-# not with --quick, unless "-- --curator yes").  It checks from the
+# 9, 10, 11, 12, 13 with Debian's python3-kazoo, /usr/bin/python3) and then
+# zkl-bench, which merges kazoo's rows into its table, CSV and targets
+# (--merge: it does not run kazoo itself then), and itself runs Curator's
+# side of S11, S12 and S13 (bench/CuratorBench.java, compiled with javac into a
+# temporary directory; not with --quick, unless "-- --curator yes").  It checks from the
 # server's own fsync counter that the config took effect.
 #
 # Writes into DIR (default bench-out):

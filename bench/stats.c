@@ -238,9 +238,11 @@ static const char *scenario_title(const char *s) {
                                  "S8 pending async locks",
                                  "S9 queue throughput",
                                  "S10 queue herd: server work per put",
-                                 "S11 counter: CAS increments, N contenders"};
+                                 "S11 counter: CAS increments, N contenders",
+                                 "S12 multi-lock: K paths, N contenders",
+                                 "S13 semaphore: MAX leases, N contenders"};
   int i = atoi(s);
-  return i >= 1 && i <= 11 ? titles[i] : s;
+  return i >= 1 && i <= 13 ? titles[i] : s;
 }
 
 static void fmt_num(char *buf, size_t len, double v) {

@@ -3,15 +3,15 @@
  *
  *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
  *
- * kazoo's side of a scenario (1, 3, 6, 9, 10, 11) is run by this program
+ * kazoo's side of a scenario (1, 3, 6, 9, 10, 11, 12, 13) is run by this program
  * itself, right after its own, against the same server (kazoo_bench.py
  * --only N, Debian's /usr/bin/python3 with python3-kazoo), and its rows
  * merged: one run, side by side.  --merge FILE (rows of an earlier
  * kazoo_bench.py run, as bench/run-bench.sh does) or --kazoo none turns
  * that off; without python3-kazoo the kazoo rows stay empty.
  *
- * Curator's side of S11 likewise: bench/CuratorBench.java, compiled with
- * javac into a temporary directory once per run and run with java against
+ * Curator's side of S11, S12 and S13 likewise: bench/CuratorBench.java, compiled
+ * with javac into a temporary directory once per run and run with java against
  * Debian's Curator 5.4 (/usr/share/java/curator-recipes.jar), its rows
  * merged; not with --quick (the JVM's start and javac take seconds) unless
  * --curator yes; without a JDK or Curator the curator rows stay empty.
@@ -123,10 +123,11 @@ static void usage(FILE *f) {
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
-"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-11)\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-13)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
 "      --duration SEC    S3/S5 seconds per run (default 3)\n"
-"      --reps N          S3/S5/S9/S11 runs of floor and zkl, in turns (default 3)\n"
+"      --reps N          S3/S5/S9/S11/S12/S13 runs of floor and zkl, in turns\n"
+"                        (default 3)\n"
 "      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
 "      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
 "      --readers N       S5 readers (default 32)\n"
@@ -142,10 +143,19 @@ static void usage(FILE *f) {
 "      --puts N          S10 puts per consumer count (default 100)\n"
 "      --cas-contenders N  S11 contenders on one counter (default 8)\n"
 "      --increments N    S11 increments per contender per run (default 250)\n"
+"      --ml-contenders N S12 contenders taking the multi-lock (default 8)\n"
+"      --ml-paths LIST   S12 paths per multi-lock, K (default 2,8; at most 64)\n"
+"      --ml-acquisitions N  S12 acquisitions per contender per run (default 50)\n"
+"      --sem-contenders N  S13 contenders on one semaphore (default 32)\n"
+"      --sem-max LIST    S13 the semaphore's MAX (default 1,5,20)\n"
+"      --sem-grants N    S13 grants per contender per run (default 20)\n"
+"      --sem-hold MS     S13 how long each lease is held (default 0)\n"
 "      --kazoo LIST      scenarios whose kazoo side this run runs itself\n"
-"                        (default 1,3,6,9,10,11 of --only; \"none\" with --merge)\n"
+"                        (default 1,3,6,9,10,11,12,13 of --only; \"none\" with\n"
+"                        --merge)\n"
 "      --kazoo-script F  kazoo_bench.py (default: the source tree's)\n"
-"      --curator yes|no  run Curator's side of S11 (CuratorBench.java, javac)\n"
+"      --curator yes|no  run Curator's side of S11, S12 and S13\n"
+"                        (CuratorBench.java, javac)\n"
 "                        (default yes, no with --quick)\n"
 "      --curator-src F   CuratorBench.java (default: the source tree's)\n"
 "      --config LABEL    server config label for the table and CSV\n"
@@ -179,6 +189,8 @@ static void defaults(bench_opts_t *o, int quick) {
   static const int ns[] = {2, 8, 32, 128}, qs[] = {10, 100, 1000};
   static const int qns[] = {2, 8}, qqs[] = {10, 100};
   static const int cs[] = {1, 10, 100}, qcs[] = {1, 4};
+  static const int ks[] = {2, 8};
+  static const int sms[] = {1, 5, 20}, qsms[] = {1, 5};
   o->iters = quick ? 100 : 1000;
   o->duration_s = quick ? 0.5 : 3;
   o->reps = quick ? 1 : 3;
@@ -200,6 +212,15 @@ static void defaults(bench_opts_t *o, int quick) {
   o->puts = quick ? 5 : 100;
   o->cas_contenders = 8;
   o->increments = quick ? 10 : 250;
+  o->ml_contenders = 8;
+  o->n_ml_paths = 2;
+  memcpy(o->ml_paths, ks, sizeof ks);
+  o->ml_acquisitions = quick ? 5 : 50;
+  o->sem_contenders = quick ? 8 : 32;
+  o->n_sem_max = quick ? 2 : 3;
+  memcpy(o->sem_max, quick ? qsms : sms, sizeof(int) * (size_t)o->n_sem_max);
+  o->sem_grants = quick ? 5 : 20;
+  o->sem_hold_ms = 0;
   o->curator = !quick;
 }
 
@@ -208,13 +229,16 @@ enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_WAITERS, OPT_PENDING, OPT_CONFIG, OPT_CSV, OPT_MERGE, OPT_REPS,
        OPT_ITEMS, OPT_BATCH, OPT_CONSUMERS, OPT_PUTS, OPT_KAZOO,
        OPT_KAZOO_SCRIPT, OPT_CAS_CONTENDERS, OPT_INCREMENTS, OPT_CURATOR,
-       OPT_CURATOR_SRC };
+       OPT_CURATOR_SRC, OPT_ML_CONTENDERS, OPT_ML_PATHS, OPT_ML_ACQUISITIONS,
+       OPT_SEM_CONTENDERS, OPT_SEM_MAX, OPT_SEM_GRANTS, OPT_SEM_HOLD };
 
-#define N_SCENARIOS 11
+#define N_SCENARIOS 13
 #define ALL_SCENARIOS (((1u << (N_SCENARIOS + 1)) - 1) & ~1u)
-/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10, 11. */
+/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10, 11, 12, 13. */
 #define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
-                         (1u << 10) | (1u << 11))
+                         (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13))
+/* The scenarios bench/CuratorBench.java has: 11, 12, 13. */
+#define CURATOR_SCENARIOS ((1u << 11) | (1u << 12) | (1u << 13))
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -247,6 +271,13 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"increments", required_argument, NULL, OPT_INCREMENTS},
       {"curator", required_argument, NULL, OPT_CURATOR},
       {"curator-src", required_argument, NULL, OPT_CURATOR_SRC},
+      {"ml-contenders", required_argument, NULL, OPT_ML_CONTENDERS},
+      {"ml-paths", required_argument, NULL, OPT_ML_PATHS},
+      {"ml-acquisitions", required_argument, NULL, OPT_ML_ACQUISITIONS},
+      {"sem-contenders", required_argument, NULL, OPT_SEM_CONTENDERS},
+      {"sem-max", required_argument, NULL, OPT_SEM_MAX},
+      {"sem-grants", required_argument, NULL, OPT_SEM_GRANTS},
+      {"sem-hold", required_argument, NULL, OPT_SEM_HOLD},
       {NULL, 0, NULL, 0}};
   /* --quick first: the other options then override its defaults */
   int quick = 0;
@@ -332,6 +363,31 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       bad = !o->curator && strcmp(optarg, "no") != 0;
       break;
     case OPT_CURATOR_SRC: o->curator_src = optarg; break;
+    case OPT_ML_CONTENDERS:
+      bad = parse_int(optarg, 1, 256, &o->ml_contenders);
+      break;
+    case OPT_ML_PATHS:
+      n = parse_list(optarg, o->ml_paths, BENCH_MAX_LIST);
+      o->n_ml_paths = n;
+      for (int i = 0; i < n; i++) bad |= o->ml_paths[i] > ZKL_MULTILOCK_MAX;
+      bad |= n <= 0;
+      break;
+    case OPT_ML_ACQUISITIONS:
+      bad = parse_int(optarg, 1, 1000000, &o->ml_acquisitions);
+      break;
+    case OPT_SEM_CONTENDERS:
+      bad = parse_int(optarg, 1, 256, &o->sem_contenders);
+      break;
+    case OPT_SEM_MAX:
+      n = parse_list(optarg, o->sem_max, BENCH_MAX_LIST);
+      o->n_sem_max = n;
+      for (int i = 0; i < n; i++) bad |= o->sem_max[i] > 1000;
+      bad |= n <= 0;
+      break;
+    case OPT_SEM_GRANTS:
+      bad = parse_int(optarg, 1, 1000000, &o->sem_grants);
+      break;
+    case OPT_SEM_HOLD: bad = parse_int(optarg, 0, 10000, &o->sem_hold_ms); break;
     case OPT_CONFIG: o->config = optarg; break;
     case OPT_CSV: o->csv_path = optarg; break;
     case OPT_MERGE: o->merge_path = optarg; break;
@@ -414,7 +470,8 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   }
   close(fd);
   char only[8], iters[16], dur[32], reps[16], ns[64], rounds[16], kills[16],
-      ktmo[16], items[16], batch[16], cons[64], puts[16], casn[16], incs[16];
+      ktmo[16], items[16], batch[16], cons[64], puts[16], casn[16], incs[16],
+      mln[16], mlk[64], mla[16], smn[16], smx[64], smg[16], smh[16];
   snprintf(only, sizeof only, "%d", id);
   snprintf(iters, sizeof iters, "%d", o->iters);
   snprintf(dur, sizeof dur, "%g", o->duration_s);
@@ -429,13 +486,24 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   snprintf(puts, sizeof puts, "%d", o->puts);
   snprintf(casn, sizeof casn, "%d", o->cas_contenders);
   snprintf(incs, sizeof incs, "%d", o->increments);
+  snprintf(mln, sizeof mln, "%d", o->ml_contenders);
+  list_arg(mlk, sizeof mlk, o->ml_paths, o->n_ml_paths);
+  snprintf(mla, sizeof mla, "%d", o->ml_acquisitions);
+  snprintf(smn, sizeof smn, "%d", o->sem_contenders);
+  list_arg(smx, sizeof smx, o->sem_max, o->n_sem_max);
+  snprintf(smg, sizeof smg, "%d", o->sem_grants);
+  snprintf(smh, sizeof smh, "%d", o->sem_hold_ms);
   char *argv[] = {KAZOO_PYTHON, (char *)o->kazoo_script, "-s",
                   (char *)o->hosts, "--only", only, "--csv", csv,
                   "--no-table", "--iters", iters, "--duration", dur,
                   "--reps", reps, "--contenders", ns, "--rounds", rounds,
                   "--kill-rounds", kills, "--kill-timeout", ktmo, "--items",
                   items, "--batch", batch, "--consumers", cons, "--puts",
-                  puts, "--cas-contenders", casn, "--increments", incs, NULL};
+                  puts, "--cas-contenders", casn, "--increments", incs,
+                  "--ml-contenders", mln, "--ml-paths", mlk,
+                  "--ml-acquisitions", mla, "--sem-contenders", smn,
+                  "--sem-max", smx, "--sem-grants", smg, "--sem-hold", smh,
+                  NULL};
   int64_t t0 = bench_now_ns();
   int rc = run_child(argv, 0);
   if (rc != 0)
@@ -447,7 +515,7 @@ static void kazoo_run(const bench_opts_t *o, int id) {
          (double)(bench_now_ns() - t0) / 1e9);
 }
 
-/* ---- Curator's side of S11, run from here --------------------------------------- */
+/* ---- Curator's side of S11, S12 and S13, run from here ------------------------- */
 
 #define CURATOR_JAR "/usr/share/java/curator-recipes.jar" /* Debian's */
 /* slf4j-nop only silences slf4j's "no binding" warning */
@@ -513,9 +581,10 @@ static void curator_cleanup(void) {
 }
 
 /* CuratorBench against the same server, with this run's figures, and its
- * rows merged (S11 only). */
+ * rows merged (S11, S12 and S13 only). */
 static void curator_run(const bench_opts_t *o, int id) {
-  if (id != 11 || !o->curator || !curator_ready(o)) return;
+  if (!(CURATOR_SCENARIOS & (1u << id)) || !o->curator || !curator_ready(o))
+    return;
   const char *tmp = getenv("TMPDIR");
   char csv[512];
   snprintf(csv, sizeof csv, "%s/zkl-bench-curator.XXXXXX",
@@ -526,7 +595,7 @@ static void curator_run(const bench_opts_t *o, int id) {
     return;
   }
   close(fd);
-  char cp[1024], casn[16], incs[16], reps[16], cap[16];
+  char cp[1024], casn[16], incs[16], reps[16], cap[16], mlk[64];
   snprintf(cp, sizeof cp, "%s:%s", CURATOR_CP, curator_dir);
   snprintf(casn, sizeof casn, "%d", o->cas_contenders);
   snprintf(incs, sizeof incs, "%d", o->increments);
@@ -534,8 +603,30 @@ static void curator_run(const bench_opts_t *o, int id) {
   snprintf(cap, sizeof cap, "%d", BENCH_S11_CAP_S);
   char *argv[] = {"java", "-cp", cp, "CuratorBench", (char *)o->hosts,
                   (char *)o->root, casn, incs, reps, cap, csv, NULL};
+  /* S12: CuratorBench multilock HOSTS ROOT CONTENDERS ACQUISITIONS REPS
+   * CAP_S KS CSV */
+  char *argv12[] = {"java", "-cp", cp, "CuratorBench", "multilock",
+                    (char *)o->hosts, (char *)o->root, casn, incs, reps, cap,
+                    mlk, csv, NULL};
+  if (id == 12) {
+    snprintf(casn, sizeof casn, "%d", o->ml_contenders);
+    snprintf(incs, sizeof incs, "%d", o->ml_acquisitions);
+    snprintf(cap, sizeof cap, "%d", BENCH_S12_CAP_S);
+    list_arg(mlk, sizeof mlk, o->ml_paths, o->n_ml_paths);
+  }
+  /* S13: CuratorBench semaphore HOSTS ROOT CONTENDERS GRANTS REPS CAP_S
+   * MAXES HOLD_MS CSV */
+  char smn[16], smg[16], smcap[16], smx[64], smh[16];
+  snprintf(smn, sizeof smn, "%d", o->sem_contenders);
+  snprintf(smg, sizeof smg, "%d", o->sem_grants);
+  snprintf(smcap, sizeof smcap, "%d", BENCH_S13_CAP_S);
+  list_arg(smx, sizeof smx, o->sem_max, o->n_sem_max);
+  snprintf(smh, sizeof smh, "%d", o->sem_hold_ms);
+  char *argv13[] = {"java", "-cp", cp, "CuratorBench", "semaphore",
+                    (char *)o->hosts, (char *)o->root, smn, smg, reps, smcap,
+                    smx, smh, csv, NULL};
   int64_t t0 = bench_now_ns();
-  int rc = run_child(argv, 0);
+  int rc = run_child(id == 13 ? argv13 : id == 12 ? argv12 : argv, 0);
   if (rc != 0) bench_fail("CuratorBench: exit status %d", rc);
   struct stat st;
   if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
@@ -555,7 +646,8 @@ static const scenario_t scenarios[] = {
     {1, sc_uncontended}, {2, sc_trylock}, {3, sc_contended},
     {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
     {7, sc_memory}, {8, sc_pending_async}, {9, sc_queue_throughput},
-    {10, sc_queue_herd}, {11, sc_counter}};
+    {10, sc_queue_herd}, {11, sc_counter}, {12, sc_multilock},
+    {13, sc_semaphore}};
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)
@@ -595,10 +687,12 @@ int main(int argc, char **argv) {
     printf("  S%d done in %.1f s\n", scenarios[i].id,
            (double)(bench_now_ns() - t0) / 1e9);
     kazoo_run(&o, scenarios[i].id); /* kazoo's side, on the same server */
-    curator_run(&o, scenarios[i].id); /* Curator's (S11) */
+    curator_run(&o, scenarios[i].id); /* Curator's (S11, S12, S13) */
   }
   curator_cleanup();
   if (o.merge_path != NULL) results_merge(o.merge_path);
+  sc_multilock_ratios(&o); /* after the merge: kazoo's and Curator's rows */
+  sc_semaphore_ratios(&o);
   bench_targets(&o); /* after the merge: some need kazoo's rows */
 
   results_print(stdout, o.config);
