@@ -175,7 +175,8 @@ typedef struct waiter {
 
 static void *wait_main(void *arg) {
   waiter_t *w = arg;
-  w->rc = zkl_counter_wait(w->c, &w->seen, 20000, &w->now);
+  int rc = zkl_counter_wait(w->c, &w->seen, 20000, &w->now);
+  __atomic_store_n(&w->rc, rc, __ATOMIC_SEQ_CST); /* read while it runs */
   return NULL;
 }
 
