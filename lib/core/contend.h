@@ -166,6 +166,16 @@ typedef unsigned short pt_t; /* a source line (a file is far shorter) */
     (var) = pt_r_;                                 \
   } while (0)
 
+/* Waits for the answer to request z (run again at its answer), or until
+ * `until` (ZKL__FOREVER: no timer); the answer is then taken with the
+ * request's wait function (ZKL__TRY, or a deadline). */
+#define PT_AWAIT_ANSWER(o, pt, z, until)                             \
+  do {                                                               \
+    zkl__op_notify((o), (z));                                        \
+    PT_AWAIT(o, pt, zkl__zcall_ready(z) || zkl__now_ns() >= (until), \
+             (until));                                               \
+  } while (0)
+
 /* A step: its result (0 or an error), or PT_WAIT. */
 typedef int (*zkl__step_fn)(zkl__op_t *o, void *ctx);
 /* Runs step as an operation of c on the calling thread until it ends: its

@@ -102,14 +102,6 @@ static int not_connected(bcall_t *x, int rc) {
                          "the deadline");
 }
 
-/* Waits for z's answer (no later than `until`). */
-#define B_AWAIT(op, pt, z, until)                                    \
-  do {                                                               \
-    zkl__op_notify((op), (z));                                       \
-    PT_AWAIT(op, pt, zkl__zcall_ready(z) || zkl__now_ns() >= (until), \
-             (until));                                               \
-  } while (0)
-
 /* The waiter watches `path`'s parent-relative `name` (NULL: path itself);
  * the strings must outlive the wait. */
 static void watch_begin(bcall_t *x, const char *parent, const char *name) {
@@ -172,7 +164,7 @@ static int set_step(zkl__op_t *op, void *ctx) {
       if (x->zs == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
     }
     x->z = zkl__zk_create_send(b->s, b->path, "", 0, 0);
-    B_AWAIT(op, pt, x->z, ZKL__FOREVER);
+    PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     x->zrc = zkl__zk_create_wait(x->z, ZKL__TRY, NULL, NULL);
     x->z = NULL;
     zkl__zk_parents_end(x->zs, x->nzs);
@@ -193,7 +185,7 @@ static int remove_step(zkl__op_t *op, void *ctx) {
   PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
   if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
   x->z = zkl__zk_delete_send(b->s, b->path);
-  B_AWAIT(op, pt, x->z, ZKL__FOREVER);
+  PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
   x->zrc = zkl__zk_wait(x->z, ZKL__TRY);
   x->z = NULL;
   if (x->zrc == ZOK) PT_RETURN(pt, 0);
@@ -215,7 +207,7 @@ static int wait_step(zkl__op_t *op, void *ctx) {
     if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
     watch_begin(x, b->path, NULL);
     x->z = zkl__zk_exists_send(b->s, b->path, 1);
-    B_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     x->zrc = zkl__zk_exists_wait(x->z, ZKL__TRY, NULL);
     x->z = NULL;
     if (x->zrc == ZNONODE) {
@@ -389,7 +381,7 @@ static int make_member(zkl__op_t *op, bcall_t *x) {
     }
     x->z = zkl__zk_create_send(b->s, d->node, b->c.data, b->c.data_len,
                                ZOO_EPHEMERAL);
-    B_AWAIT(op, pt, x->z, ZKL__FOREVER);
+    PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     {
       struct Stat st;
       memset(&st, 0, sizeof st);
@@ -405,7 +397,7 @@ static int make_member(zkl__op_t *op, bcall_t *x) {
     }
     if (x->zrc == ZNODEEXISTS) { /* an earlier try of ours made it */
       x->z = zkl__zk_exists_send(b->s, d->node, 0);
-      B_AWAIT(op, pt, x->z, x->call.dl);
+      PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
       {
         struct Stat st;
         memset(&st, 0, sizeof st);
@@ -423,7 +415,7 @@ static int make_member(zkl__op_t *op, bcall_t *x) {
          * it): the name is this object's alone, so it is ours to delete,
          * before it is counted as a member nobody is */
         x->z = zkl__zk_delete_send(b->s, d->node);
-        B_AWAIT(op, pt, x->z, x->call.dl);
+        PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
         x->zrc = zkl__zk_wait(x->z, ZKL__TRY);
         x->z = NULL;
         if (x->zrc != ZOK && x->zrc != ZNONODE && !lost_answer(x->zrc))
@@ -460,7 +452,7 @@ static int drop_member(zkl__op_t *op, bcall_t *x) {
   x->until = x->call.dl;
   if (x->until != ZKL__FOREVER && x->until < zkl__now_ns() + DROP_GRACE_NS)
     x->until = zkl__now_ns() + DROP_GRACE_NS;
-  B_AWAIT(op, pt, x->z, x->until);
+  PT_AWAIT_ANSWER(op, pt, x->z, x->until);
   x->zrc = zkl__zk_wait(x->z, ZKL__TRY);
   x->z = NULL;
   if (x->zrc == ZOK || x->zrc == ZNONODE || zkl__session_gone(b->s)) {
@@ -514,7 +506,7 @@ static int make_ready(zkl__op_t *op, bcall_t *x) {
     if (!ok || x->z == NULL)
       PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
   }
-  B_AWAIT(op, pt, x->z, ZKL__FOREVER);
+  PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
   {
     int *errs = calloc((size_t)x->tries + 2, sizeof *errs);
     x->zrc = zkl__zk_multi_wait(x->z, ZKL__TRY, errs, NULL);
@@ -552,7 +544,7 @@ static int enter_step(zkl__op_t *op, void *ctx) {
     watch_begin(x, d->ready, NULL);
     x->z2 = zkl__zk_exists_send(b->s, d->ready, 1);
     x->z = zkl__zk_children_send(b->s, b->path, 0);
-    B_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     {
       int erc = zkl__zk_exists_wait(x->z2, ZKL__TRY, NULL);
       x->z2 = NULL;
@@ -611,7 +603,7 @@ give_up:
     x->until = x->call.dl;
     if (x->until != ZKL__FOREVER && x->until < zkl__now_ns() + DROP_GRACE_NS)
       x->until = zkl__now_ns() + DROP_GRACE_NS;
-    B_AWAIT(op, pt, x->z, x->until);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->until);
     {
       struct Stat st;
       memset(&st, 0, sizeof st);
@@ -638,7 +630,7 @@ give_up:
         x->rc = zkl__fail(ZKL_ENOMEM, "no memory");
         goto out; /* made: the janitor below */
       }
-      B_AWAIT(op, pt, x->z, x->until);
+      PT_AWAIT_ANSWER(op, pt, x->z, x->until);
       {
         int errs[2] = {0, 0};
         x->zrc = zkl__zk_multi_wait(x->z, ZKL__TRY, errs, NULL);
@@ -698,7 +690,7 @@ static int leave_step(zkl__op_t *op, void *ctx) {
       goto give_up;
     }
     x->z = zkl__zk_children_send(b->s, b->path, 0);
-    B_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     x->zrc = members_take(x, x->z);
     x->z = NULL;
     if (x->zrc != ZOK) {
@@ -745,7 +737,7 @@ static int leave_step(zkl__op_t *op, void *ctx) {
       x->z = zkl__zk_exists_send(b->s, p, 1);
       free(p);
     }
-    B_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     x->zrc = zkl__zk_exists_wait(x->z, ZKL__TRY, NULL);
     x->z = NULL;
     if (x->zrc != ZOK) { /* gone already, or look again */
@@ -761,7 +753,7 @@ static int leave_step(zkl__op_t *op, void *ctx) {
   /* everyone is out: the last one out takes `ready` away (each leaver
    * tries; one succeeds) */
   x->z = zkl__zk_delete_send(b->s, d->ready);
-  B_AWAIT(op, pt, x->z, ZKL__FOREVER);
+  PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
   x->zrc = zkl__zk_wait(x->z, ZKL__TRY);
   x->z = NULL;
   if (lost_answer(x->zrc)) /* left behind, it would let the next round in */
@@ -790,7 +782,7 @@ static int count_step(zkl__op_t *op, void *ctx) {
     PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
     if (x->rc != 0) PT_RETURN(pt, not_connected(x, x->rc));
     x->z = zkl__zk_children_send(b->s, b->path, 0);
-    B_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     x->zrc = members_take(x, x->z);
     x->z = NULL;
     if (x->zrc == ZOK) PT_RETURN(pt, 0);

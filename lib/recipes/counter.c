@@ -157,14 +157,6 @@ static int not_connected(ccall_t *x, int rc) {
                          "the deadline");
 }
 
-/* Waits for z's answer (no later than `until`). */
-#define K_AWAIT(o, pt, z, until)                                     \
-  do {                                                               \
-    zkl__op_notify((o), (z));                                        \
-    PT_AWAIT(o, pt, zkl__zcall_ready(z) || zkl__now_ns() >= (until), \
-             (until));                                               \
-  } while (0)
-
 /* Reads the node into x->now (watch: and leaves a watch on it, a data
  * watch or, while it is missing, an existence watch).  0; ZKL_EPROTO (the
  * data is not of the format; x->now has the version); READ_AGAIN; or a
@@ -175,7 +167,7 @@ static int read_step(zkl__op_t *o, ccall_t *x, int watch) {
   PT_BEGIN(pt);
   for (;;) {
     x->z = zkl__zk_get_send(k->s, k->path, watch);
-    K_AWAIT(o, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(o, pt, x->z, x->call.dl);
     {
       char *data = NULL;
       int len = 0;
@@ -208,7 +200,7 @@ static int read_step(zkl__op_t *o, ccall_t *x, int watch) {
     /* a missing node leaves no data watch: watch for its creation (and
      * read it if it came meanwhile) */
     x->z = zkl__zk_exists_send(k->s, k->path, 1);
-    K_AWAIT(o, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(o, pt, x->z, x->call.dl);
     x->zrc = zkl__zk_exists_wait(x->z, ZKL__TRY, NULL);
     x->z = NULL;
     if (x->zrc == ZNONODE) PT_RETURN(pt, 0);
@@ -272,7 +264,7 @@ static int write_step(zkl__op_t *o, ccall_t *x) {
                                 x->blind ? -1 : x->base.version);
       }
     }
-    K_AWAIT(o, pt, x->z, ZKL__FOREVER);
+    PT_AWAIT_ANSWER(o, pt, x->z, ZKL__FOREVER);
     {
       struct Stat st;
       memset(&st, 0, sizeof st);

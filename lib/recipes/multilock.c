@@ -175,14 +175,6 @@ static void unknown_to_janitor(mcall_t *x) {
     zkl__janitor_add(x->m->s, x->m->c[i].root, x->prefix, NULL);
 }
 
-/* Waits for z's answer, or `until`. */
-#define M_AWAIT(op, pt, z, until)                                    \
-  do {                                                               \
-    zkl__op_notify((op), (z));                                       \
-    PT_AWAIT(op, pt, zkl__zcall_ready(z) || zkl__now_ns() >= (until), \
-             (until));                                               \
-  } while (0)
-
 static int past_deadline(mcall_t *x, const char *what) {
   return zkl__fail(ZKL_ETIMEDOUT, "%s: %s not answered before the deadline",
                    x->m->c[0].root, what);
@@ -227,8 +219,7 @@ static int grant_rule(mcall_t *x) {
     return zkl__fail(ZKL_ETIMEDOUT, "%s: all granted only after the "
                      "deadline", m->c[0].root);
   for (size_t i = 0; i < m->n; i++) {
-    if (m->c[i].node == NULL) return ZKL__VANISHED; /* never partial */
-    int h = zkl__contend_hold_health(&m->c[i]);
+    int h = zkl__contend_hold_health(&m->c[i]); /* every node is there */
     if (h == ZKL_ELOST) return ZKL__VANISHED; /* with the session: again */
     if (h != 0)
       return zkl__fail(h, "%s: granted, but the connection is down",
@@ -358,7 +349,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
                               "not connected to ZooKeeper"));
     if (peeks_send(x) != 0)
       PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
-    M_AWAIT(op, pt, x->ez[m->n - 1], ZKL__FOREVER);
+    PT_AWAIT_ANSWER(op, pt, x->ez[m->n - 1], ZKL__FOREVER);
     x->rc = peeks_end(x);
     if (x->rc != 0) PT_RETURN(pt, x->rc);
   }
@@ -376,7 +367,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
     zkl__prefix_new(x->prefix);
     x->z = make_nodes(x);
     if (x->z == NULL) PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
-    M_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     {
       char **made = calloc(m->n, sizeof *made);
       int *errs = calloc(m->n, sizeof *errs);
@@ -421,7 +412,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
         roots_end(x);
         PT_RETURN(pt, zkl__fail(ZKL_ENOMEM, "no memory"));
       }
-      M_AWAIT(op, pt, x->pz[m->n - 1], x->call.dl);
+      PT_AWAIT_ANSWER(op, pt, x->pz[m->n - 1], x->call.dl);
       roots_end(x);
       continue;
     }
@@ -436,7 +427,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
     /* the token: our nodes' czxid (one for all), read from the first */
     for (;;) {
       x->z = zkl__zk_exists_send(m->s, m->c[0].node, 0);
-      M_AWAIT(op, pt, x->z, x->call.dl);
+      PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
       {
         struct Stat st;
         memset(&st, 0, sizeof st);
@@ -488,7 +479,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
       if (looks_send(x) != 0) {
         x->rc = zkl__fail(ZKL_ENOMEM, "no memory");
       } else {
-        M_AWAIT(op, pt, x->ez[m->n - 1], x->call.dl);
+        PT_AWAIT_ANSWER(op, pt, x->ez[m->n - 1], x->call.dl);
         x->rc = looks_end(x);
       }
       if (x->rc == ZKL_ESUSPENDED && x->call.deadline != ZKL__TRY &&

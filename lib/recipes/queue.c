@@ -267,12 +267,7 @@ typedef struct qcall {
 
 /* Waits for k's answer (or the call's request deadline): the answer's
  * code, k consumed by the given wait. */
-#define Q_AWAIT(o, pt, x, k)                                          \
-  do {                                                                \
-    zkl__op_notify((o), (k));                                         \
-    PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (x)->call.dl,  \
-             (x)->call.dl);                                                \
-  } while (0)
+#define Q_AWAIT(o, pt, x, k) PT_AWAIT_ANSWER(o, pt, k, (x)->call.dl)
 
 static int not_connected(qcall_t *x, int rc) {
   if (rc != ZKL_ETIMEDOUT) return rc;

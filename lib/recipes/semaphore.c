@@ -102,13 +102,6 @@ typedef struct scall {
 
 enum { S_ACQUIRE, S_COUNT, S_HOLDERS };
 
-#define S_AWAIT(op, pt, z, until)                                    \
-  do {                                                               \
-    zkl__op_notify((op), (z));                                       \
-    PT_AWAIT(op, pt, zkl__zcall_ready(z) || zkl__now_ns() >= (until), \
-             (until));                                               \
-  } while (0)
-
 static int map_zrc(zkl_sem_t *m, int zrc, const char *what) {
   if (zrc == ZKL__ZTIMEDOUT)
     return zkl__fail(ZKL_ETIMEDOUT, "%s %s: no answer before the deadline",
@@ -241,7 +234,7 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
     if (x->rc == 0) {
       x->z2 = zkl__zk_get_send(m->s, m->count_path, 0);
-      S_AWAIT(op, pt, x->z2, x->call.dl);
+      PT_AWAIT_ANSWER(op, pt, x->z2, x->call.dl);
       x->rc = max_take(x);
       if (x->rc == 0 && (int)x->qty > x->max)
         x->rc = zkl__fail(ZKL_EINVAL, "%s: %u leases of a maximum of %d",
@@ -278,7 +271,7 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     x->z2 = m->count_path != NULL ? zkl__zk_get_send(m->s, m->count_path, 1)
                                   : NULL;
     x->z = zkl__zk_children_send(m->s, m->leases, 1);
-    S_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     if (x->z0 != NULL) {
       int src = zkl__zk_wait(x->z0, ZKL__TRY);
       x->z0 = NULL;
@@ -355,7 +348,7 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
       goto out;
     }
     x->sent = 1;
-    S_AWAIT(op, pt, x->z, ZKL__FOREVER);
+    PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     {
       char **made = calloc(x->qty + 1, sizeof *made);
       int *errs = calloc(x->qty + 1, sizeof *errs);
@@ -402,7 +395,7 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
       goto out;
     }
     x->z = zkl__zk_create_send(m->s, m->leases, "", 0, ZOO_CONTAINER);
-    S_AWAIT(op, pt, x->z, ZKL__FOREVER);
+    PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     zkl__zk_create_wait(x->z, ZKL__TRY, NULL, NULL);
     x->z = NULL;
     zkl__zk_parents_end(x->zs, x->nzs);
@@ -444,7 +437,7 @@ made:
     x->z = zkl__zk_exists_send(m->s, p, 0);
     free(p);
   }
-  S_AWAIT(op, pt, x->z, ZKL__FOREVER);
+  PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
   {
     struct Stat st;
     memset(&st, 0, sizeof st);
@@ -545,7 +538,7 @@ static int count_step(zkl__op_t *op, void *ctx) {
     x->z2 = m->count_path != NULL ? zkl__zk_get_send(m->s, m->count_path, 0)
                                   : NULL;
     x->z = zkl__zk_children_send(m->s, m->leases, 0);
-    S_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     zkl__zk_children_free(&x->kids);
     x->zrc = zkl__zk_children_wait(x->z, ZKL__TRY, &x->kids);
     x->z = NULL;
@@ -585,7 +578,7 @@ static int holders_step(zkl__op_t *op, void *ctx) {
                               "within a session timeout"));
     if (x->rc != 0) PT_RETURN(pt, x->rc);
     x->z = zkl__zk_children_send(m->s, m->leases, 0);
-    S_AWAIT(op, pt, x->z, x->call.dl);
+    PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     zkl__zk_children_free(&x->kids);
     x->zrc = zkl__zk_children_wait(x->z, ZKL__TRY, &x->kids);
     x->z = NULL;
@@ -609,7 +602,7 @@ static int holders_step(zkl__op_t *op, void *ctx) {
     }
     x->saved_rc = 0;
     for (x->gi = 0; x->gi < (size_t)x->kids.count; x->gi++) {
-      S_AWAIT(op, pt, x->gets[x->gi], x->call.dl);
+      PT_AWAIT_ANSWER(op, pt, x->gets[x->gi], x->call.dl);
       {
         char *data = NULL;
         int len = 0;
