@@ -15,6 +15,23 @@
  * waits, so that a raised maximum lets it in.  When both are given they
  * must agree.
  *
+ * kazoo's Semaphore (opts.format = ZKL_SEM_KAZOO) lays the same protocol
+ * out differently, and zkl shares its paths too:
+ *   <path>-__lock__  the gate, a sibling of <path>: a kazoo Lock queue;
+ *                  zkl's gate nodes are `_c_<uuid>-__lock__<seq>`, which
+ *                  kazoo's Lock counts as its own kind.
+ *   <path>         the leases are its children (every child counts as a
+ *                  lease); zkl's are `_c_<uuid>-lease-<seq>` as above,
+ *                  kazoo's `<32 hex>` (EPHEMERAL, not sequential).
+ *   <path>'s data  the maximum in ASCII decimal ("5"), written by whoever
+ *                  makes <path> (a PERSISTENT node, as kazoo's, not a
+ *                  container: a kazoo client that made it once never
+ *                  makes it again).  A local max that disagrees with it
+ *                  is ZKL_EINVAL, as kazoo raises ValueError; max 0 takes
+ *                  the stored one; data that is not a number is ignored
+ *                  (as kazoo does) and the local max is used.  count_path
+ *                  has no place in this format.
+ *
  * What zkl adds to Curator's protocol:
  *  - qty leases are ATOMIC: while holding the gate, the acquirer waits
  *    until qty fit (leases + qty <= MAX) and then makes all qty lease nodes
@@ -66,28 +83,38 @@ typedef struct zkl_sem zkl_sem_t;
 
 /* Options for zkl_sem_create().  Start from zkl_sem_opts_init(), then set
  * max or count_path (or both). */
+/* The wire formats (zkl_sem_opts_t.format). */
+#define ZKL_SEM_CURATOR 0 /* Curator's InterProcessSemaphoreV2 (default)  */
+#define ZKL_SEM_KAZOO 1   /* kazoo's Semaphore                            */
+
 typedef struct zkl_sem_opts {
-  int max;                /* the maximum, >= 1; 0: from count_path      */
+  int max;                /* the maximum, >= 1; 0: from count_path (or,
+                             ZKL_SEM_KAZOO, from <path>'s data)           */
   const char *count_path; /* a shared count (4-byte big-endian) holding
-                             the maximum, or NULL                         */
+                             the maximum, or NULL (ZKL_SEM_CURATOR only) */
   const void *data;       /* a lease node's data; NULL: "host:pid"      */
   size_t data_len;        /* bytes of data, at most 1024                */
+  int format;             /* ZKL_SEM_CURATOR or ZKL_SEM_KAZOO           */
 } zkl_sem_opts_t;
 
-/* Fills *opts with the defaults (no max, no count_path: one of them must
- * be set before zkl_sem_create()).  Thread-safe. */
+/* Fills *opts with the defaults (Curator's format, no max, no count_path:
+ * one of them must be set before zkl_sem_create(); with ZKL_SEM_KAZOO,
+ * max 0 means the one stored at <path>).  Thread-safe. */
 ZKL_EXTERN void zkl_sem_opts_init(zkl_sem_opts_t *opts);
 
 /* One lease held. */
 typedef struct zkl_lease {
   uint64_t token; /* the czxid of its node: the fencing token          */
-  char name[64];  /* its node's name under <path>/leases               */
+  char name[64];  /* its node's name under <path>/leases (ZKL_SEM_KAZOO:
+                     under <path>)                                      */
 } zkl_lease_t;
 
 /* Creates a semaphore object for the semaphore at `path` (absolute, not
  * "/").  No ZooKeeper call is made.
  *   0, or ZKL_EINVAL (out, s, path or opts NULL, the path or count_path
- *   invalid, max < 0, or max 0 with no count_path; data over 1024 bytes),
+ *   invalid, max < 0, or max 0 with no count_path in Curator's format; an
+ *   unknown format, or a count_path with ZKL_SEM_KAZOO; data over 1024
+ *   bytes),
  *   ZKL_ENOMEM / ZKL_ESYSTEM; *out NULL on failure. */
 ZKL_EXTERN int zkl_sem_create(zkl_sem_t **out, zkl_session_t *s,
                               const char *path, const zkl_sem_opts_t *opts);
@@ -102,7 +129,9 @@ ZKL_EXTERN int zkl_sem_create(zkl_sem_t **out, zkl_session_t *s,
  *               ZKL_SEM_QTY_MAX, the object would hold more than
  *               ZKL_SEM_QTY_MAX, or the shared count is not a 4-byte
  *               maximum of 1 or more, disagrees with the local max, or
- *               is missing with no local max.
+ *               is missing with no local max (ZKL_SEM_KAZOO: the
+ *               maximum in <path>'s data is below 1 or disagrees with
+ *               the local max, or there is none and no local max).
  *   ZKL_ESUSPENDED  timeout 0 and no connection, or the connection was
  *               lost as the leases were made (they are deleted, by the
  *               janitor once it is back).
@@ -154,8 +183,9 @@ ZKL_EXTERN int zkl_sem_lease_health(zkl_sem_t *m, const zkl_lease_t *lease);
 ZKL_EXTERN size_t zkl_sem_held(zkl_sem_t *m);
 
 /* The semaphore now: the leases held by anyone (children of
- * <path>/leases) and the maximum (the shared count's, else the local
- * one; max may be NULL).  0, ZKL_EINVAL (also for a shared count as
+ * <path>/leases, or of <path> with ZKL_SEM_KAZOO) and the maximum (the
+ * shared count's, else the local one; ZKL_SEM_KAZOO: the one in <path>'s
+ * data, else the local one; max may be NULL).  0, ZKL_EINVAL (also for a shared count as
  * zkl_sem_acquire() refuses it), ZKL_ESUSPENDED (no connection within a
  * session timeout), ZKL_ETIMEDOUT (another thread's acquire lasted that
  * long), ZKL_ECANCELED, ZKL_ELOST or ZooKeeper's code. */

@@ -42,6 +42,8 @@ ptrdiff_t zkl__blocker_exclusive(const zkl__node_t *lower, size_t n);
  * driver's tells_release must equal zkl__kind_marks_release(kind): the
  * unit tests check it. */
 extern const zkl__driver_t zkl__driver_mutex;   /* mutex.c    */
+extern const zkl__driver_t zkl__driver_kazoo_lock; /* mutex.c: kazoo's
+                                                      names, as a gate */
 extern const zkl__driver_t zkl__driver_reader;  /* rwlock.c   */
 extern const zkl__driver_t zkl__driver_writer;  /* rwlock.c   */
 extern const zkl__driver_t zkl__driver_latch;   /* election.c */

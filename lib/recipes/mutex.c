@@ -24,6 +24,21 @@ const zkl__driver_t zkl__driver_mutex = {
     .blocker = zkl__blocker_exclusive,
 };
 
+/* kazoo's Lock counts only names with its "__lock__" marker (unless told
+ * others), so a zkl contender that kazoo's own Lock must respect names its
+ * node `_c_<uuid>-__lock__<seq>`: the gate of the semaphore in kazoo's
+ * layout (semaphore.c).  It queues exactly as the mutex; its release
+ * writes no mark (kazoo's nodes carry none, zkl__kind_marks_release). */
+const zkl__driver_t zkl__driver_kazoo_lock = {
+    .name = "kazoo lock",
+    .marker = "__lock__",
+    .kind = ZKL__KIND_KAZOO_LOCK,
+    .tells_release = 0,
+    .counts = mutex_counts,
+    .blocks = mutex_counts,
+    .blocker = zkl__blocker_exclusive,
+};
+
 /* ---- the object: one contender, a recursion count ------------------------- */
 
 struct zkl_mutex {

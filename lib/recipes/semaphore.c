@@ -1,6 +1,9 @@
 /* lib/recipes/semaphore.c - the counting semaphore in Curator's
  * InterProcessSemaphoreV2 layout (see zkl/semaphore.h): a gate mutex at
- * <path>/locks and a lease node per lease under <path>/leases.
+ * <path>/locks and a lease node per lease under <path>/leases; or in
+ * kazoo's: a gate at <path>-__lock__ (kazoo Lock names), the leases right
+ * under <path>, the maximum in <path>'s data (ASCII).  One protocol for
+ * both: only the paths, the gate's names and the maximum's source differ.
  *
  * An acquire is one call (core/call.c) run as an operation of the gate's
  * contender: it takes the gate (the mutex protocol: arrival order, each
@@ -9,6 +12,7 @@
  * lease nodes in one multi that also checks the gate node is still there;
  * then it lets the gate go.  A release is not a call: it deletes lease
  * nodes with plain requests, so that it never waits behind an acquire. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,9 @@ struct zkl_sem {
   zkl_session_t *s;
   char *path, *leases, *count_path;
   size_t leases_len;
-  int max;            /* local, 0: from count_path only                */
+  int max;            /* local, 0: from count_path (kazoo: <path>) only */
+  int kazoo;          /* ZKL_SEM_KAZOO: leases = path, the maximum in its
+                         data as ASCII, count_path NULL                   */
   zkl__contender_t gate; /* <path>/locks; its waiter also watches the
                             leases and the count while it holds the gate */
   held_t *held;
@@ -119,12 +125,64 @@ static int lost_answer(int zrc) {
   return zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT;
 }
 
+/* Where the maximum is read from: the shared count, <path> itself in
+ * kazoo's layout, or nowhere (NULL: the local max). */
+static const char *max_src(const zkl_sem_t *m) {
+  return m->kazoo ? m->path : m->count_path;
+}
+
+/* kazoo's maximum: <path>'s data as Python's int() reads it (blanks
+ * around, a sign, digits with single '_' between them).  1 and *v, or 0
+ * when it is no number (kazoo then ignores it). */
+static int ascii_max(const char *d, int len, long long *v) {
+  int i = 0, neg = 0, digits = 0;
+  long long n = 0;
+  while (i < len && (d[i] == ' ' || (d[i] >= '\t' && d[i] <= '\r'))) i++;
+  if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
+  for (; i < len; i++) {
+    if (d[i] >= '0' && d[i] <= '9') {
+      if (n < 1000000000000LL) n = n * 10 + (d[i] - '0');
+      digits++;
+    } else if (d[i] == '_' && digits > 0 && i + 1 < len && d[i + 1] >= '0' &&
+               d[i + 1] <= '9') {
+      continue;
+    } else {
+      break;
+    }
+  }
+  while (i < len && (d[i] == ' ' || (d[i] >= '\t' && d[i] <= '\r'))) i++;
+  if (digits == 0 || i != len) return 0;
+  *v = neg ? -n : n;
+  return 1;
+}
+
+/* The maximum kazoo keeps in <path>'s data (data, len): x->max, or
+ * ZKL_EINVAL. */
+static int max_take_kazoo(scall_t *x, const char *data, int len) {
+  zkl_sem_t *m = x->m;
+  long long v = 0;
+  if (data == NULL || len <= 0 || !ascii_max(data, len, &v)) {
+    if (m->max > 0) return 0; /* no number: ignored, as kazoo does */
+    return zkl__fail(ZKL_EINVAL, "%s: no maximum stored in its data (kazoo's "
+                     "layout) and no max given", m->path);
+  }
+  if (v < 1 || v > INT_MAX)
+    return zkl__fail(ZKL_EINVAL, "%s: the maximum stored in its data, %lld, "
+                     "is not 1 or more", m->path, v);
+  if (m->max > 0 && v != m->max)
+    return zkl__fail(ZKL_EINVAL, "%s: max %d disagrees with the maximum %lld "
+                     "stored in its data (kazoo's layout)", m->path, m->max,
+                     v);
+  x->max = (int)v;
+  return 0;
+}
+
 /* The maximum from the shared count's answer (z2) and the local one:
  * x->max, or ZKL_EINVAL. */
 static int max_take(scall_t *x) {
   zkl_sem_t *m = x->m;
   x->max = m->max;
-  if (m->count_path == NULL) return 0;
+  if (max_src(m) == NULL) return 0;
   char *data = NULL;
   int len = 0;
   int zrc = zkl__zk_get_wait(x->z2, ZKL__TRY, &data, &len, NULL);
@@ -132,12 +190,21 @@ static int max_take(scall_t *x) {
   if (zrc == ZNONODE) {
     free(data);
     if (m->max > 0) return 0;
+    if (m->kazoo)
+      return zkl__fail(ZKL_EINVAL, "%s: no such semaphore (kazoo's layout: "
+                       "the maximum is in its data) and no max given",
+                       m->path);
     return zkl__fail(ZKL_EINVAL, "%s: no shared count at %s and no max "
                      "given", m->path, m->count_path);
   }
   if (zrc != ZOK) {
     free(data);
     return map_zrc(m, zrc, "read the count of");
+  }
+  if (m->kazoo) {
+    int rc = max_take_kazoo(x, data, len);
+    free(data);
+    return rc;
   }
   int32_t v = 0;
   int ok = len == 4;
@@ -228,12 +295,12 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
   zkl_sem_t *m = x->m;
   pt_t *pt = &x->pt;
   PT_BEGIN(pt);
-  if (m->count_path != NULL) {
+  if (max_src(m) != NULL) {
     /* a shared count that refuses this acquire is told before lining up
      * (it is read again, and watched, by the gate's holder) */
     PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
     if (x->rc == 0) {
-      x->z2 = zkl__zk_get_send(m->s, m->count_path, 0);
+      x->z2 = zkl__zk_get_send(m->s, max_src(m), 0);
       PT_AWAIT_ANSWER(op, pt, x->z2, x->call.dl);
       x->rc = max_take(x);
       if (x->rc == 0 && (int)x->qty > x->max)
@@ -261,15 +328,15 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     /* as the gate's holder: the leases and the count, watched */
     zkl__session_lock(m->s);
     zkl__waiter_register(m->s, &m->gate.w, m->leases);
-    if (m->count_path != NULL)
-      zkl__waiter_watch_self(m->s, &m->gate.w, m->count_path);
+    if (max_src(m) != NULL)
+      zkl__waiter_watch_self(m->s, &m->gate.w, max_src(m));
     x->epoch = zkl__session_epoch(m->s);
     zkl__session_unlock(m->s);
     /* looking for a multi whose answer was lost: a sync first, so that
      * a server behind the leader cannot hide what it made */
     x->z0 = x->sent ? zkl__zk_sync_send(m->s, m->leases) : NULL;
-    x->z2 = m->count_path != NULL ? zkl__zk_get_send(m->s, m->count_path, 1)
-                                  : NULL;
+    x->z2 = max_src(m) != NULL ? zkl__zk_get_send(m->s, max_src(m), 1)
+                               : NULL;
     x->z = zkl__zk_children_send(m->s, m->leases, 1);
     PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     if (x->z0 != NULL) {
@@ -388,13 +455,22 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
       x->rc = map_zrc(m, x->zrc, "make the leases of");
       goto out;
     }
-    /* no leases/ yet: make it (a container, as Curator does) */
+    /* no leases/ yet: make it (a container, as Curator does); in kazoo's
+     * layout <path> itself, PERSISTENT with the maximum in its data, as
+     * kazoo makes it (a kazoo client that made it once never makes it
+     * again: a container reaped under it would fail its acquires) */
     x->zs = zkl__zk_parents_send(m->s, m->leases, &x->nzs);
     if (x->zs == NULL) {
       x->rc = zkl__fail(ZKL_ENOMEM, "no memory");
       goto out;
     }
-    x->z = zkl__zk_create_send(m->s, m->leases, "", 0, ZOO_CONTAINER);
+    if (m->kazoo) {
+      char text[16];
+      int tl = snprintf(text, sizeof text, "%d", x->max);
+      x->z = zkl__zk_create_send(m->s, m->leases, text, tl, ZOO_PERSISTENT);
+    } else {
+      x->z = zkl__zk_create_send(m->s, m->leases, "", 0, ZOO_CONTAINER);
+    }
     PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     zkl__zk_create_wait(x->z, ZKL__TRY, NULL, NULL);
     x->z = NULL;
@@ -535,8 +611,8 @@ static int count_step(zkl__op_t *op, void *ctx) {
       PT_RETURN(pt, zkl__fail(ZKL_ESUSPENDED, "not connected to ZooKeeper "
                               "within a session timeout"));
     if (x->rc != 0) PT_RETURN(pt, x->rc);
-    x->z2 = m->count_path != NULL ? zkl__zk_get_send(m->s, m->count_path, 0)
-                                  : NULL;
+    x->z2 = max_src(m) != NULL ? zkl__zk_get_send(m->s, max_src(m), 0)
+                               : NULL;
     x->z = zkl__zk_children_send(m->s, m->leases, 0);
     PT_AWAIT_ANSWER(op, pt, x->z, x->call.dl);
     zkl__zk_children_free(&x->kids);
@@ -1090,7 +1166,14 @@ int zkl_sem_create(zkl_sem_t **out, zkl_session_t *s, const char *path,
     return zkl__fail(ZKL_EINVAL, "a semaphore cannot be at /");
   if (opts->max < 0)
     return zkl__fail(ZKL_EINVAL, "max %d is negative", opts->max);
-  if (opts->max == 0 && opts->count_path == NULL)
+  if (opts->format != ZKL_SEM_CURATOR && opts->format != ZKL_SEM_KAZOO)
+    return zkl__fail(ZKL_EINVAL, "format %d is neither ZKL_SEM_CURATOR nor "
+                     "ZKL_SEM_KAZOO", opts->format);
+  int kazoo = opts->format == ZKL_SEM_KAZOO;
+  if (kazoo && opts->count_path != NULL)
+    return zkl__fail(ZKL_EINVAL, "a count_path has no place in kazoo's "
+                     "layout (the maximum is in <path>'s data)");
+  if (opts->max == 0 && opts->count_path == NULL && !kazoo)
     return zkl__fail(ZKL_EINVAL, "no max and no count_path");
   if (opts->count_path != NULL && zkl__path_validate(opts->count_path) != 0)
     return ZKL_EINVAL; /* its detail says why */
@@ -1098,22 +1181,28 @@ int zkl_sem_create(zkl_sem_t **out, zkl_session_t *s, const char *path,
   if (m == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for a semaphore");
   m->s = s;
   m->max = opts->max;
+  m->kazoo = kazoo;
   size_t pl = strlen(path);
   m->path = strdup(path);
   m->leases = malloc(pl + sizeof "/leases");
-  char *locks = malloc(pl + sizeof "/locks");
+  char *locks = malloc(pl + sizeof "-__lock__");
   if (opts->count_path != NULL) m->count_path = strdup(opts->count_path);
   rc = m->path == NULL || m->leases == NULL || locks == NULL ||
                (opts->count_path != NULL && m->count_path == NULL)
            ? ZKL_ENOMEM
            : 0;
   if (rc == 0) {
-    snprintf(m->leases, pl + sizeof "/leases", "%s/leases", path);
+    snprintf(m->leases, pl + sizeof "/leases", kazoo ? "%s" : "%s/leases",
+             path);
     m->leases_len = strlen(m->leases);
-    snprintf(locks, pl + sizeof "/locks", "%s/locks", path);
+    snprintf(locks, pl + sizeof "-__lock__",
+             kazoo ? "%s-__lock__" : "%s/locks", path);
     rc = zkl__calls_init(&m->calls, s, "semaphore");
     if (rc == 0) {
-      rc = zkl__contender_init(&m->gate, s, &zkl__driver_mutex, locks,
+      rc = zkl__contender_init(&m->gate, s,
+                               kazoo ? &zkl__driver_kazoo_lock
+                                     : &zkl__driver_mutex,
+                               locks,
                                opts->data, opts->data_len,
                                &m->calls.own.cancel_gen);
       if (rc != 0) zkl__calls_fini(&m->calls);

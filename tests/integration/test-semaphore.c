@@ -4,7 +4,7 @@
  * round, never deadlock), never more than MAX held under contention, the
  * maximum from a shared count (disagreement refused, a raise lets a
  * waiter in), a lost session's leases block nobody, async forms, destroy
- * giving leases back, and bad input. */
+ * giving leases back, bad input, and kazoo's layout (ZKL_SEM_KAZOO). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -429,6 +429,140 @@ START_TEST(holders_listed) {
 }
 END_TEST
 
+/* ---- kazoo's layout (ZKL_SEM_KAZOO) --------------------------------------------- */
+
+static zkl_sem_t *ksem(zkl_session_t *s, const char *path, int max) {
+  zkl_sem_opts_t o;
+  zkl_sem_opts_init(&o);
+  o.max = max;
+  o.format = ZKL_SEM_KAZOO;
+  o.data = "zkl-k";
+  o.data_len = 5;
+  zkl_sem_t *m = NULL;
+  ck_assert_int_eq(zkl_sem_create(&m, s, path, &o), 0);
+  return m;
+}
+
+struct kwait {
+  zkl_sem_t *m;
+  zkl_lease_t l;
+  int rc;
+};
+
+static void *kwait_run(void *arg) {
+  struct kwait *k = arg;
+  k->rc = zkl_sem_acquire(k->m, 1, 20000, &k->l);
+  return NULL;
+}
+
+/* The nodes of kazoo's Semaphore (kazoo/recipe/lock.py): the leases right
+ * under <path> (a PERSISTENT node holding the maximum as ASCII), the gate
+ * a kazoo Lock queue at <path>-__lock__ whose names kazoo's regex
+ * "__lock__(-?\d{10})$" counts.  The maximum stored there rules: a local
+ * one that disagrees is refused before lining up, 0 takes it, data that
+ * is no number is ignored (as kazoo does).  Live interop with kazoo
+ * itself: test-semaphore-interop.c. */
+START_TEST(kazoo_layout) {
+  char root[128], gate[160];
+  it_root(root, sizeof root, "sem-kazoo");
+  snprintf(gate, sizeof gate, "%s-__lock__", root);
+  zkl_session_t *s = it_session(), *o = it_session();
+  zhandle_t *zh = zkl_session_zhandle(s);
+  zkl_sem_t *a = ksem(s, root, 3), *b = ksem(o, root, 3);
+  zkl_lease_t la[3], lb[3];
+  ck_assert_int_eq(zkl_sem_acquire(a, 1, 5000, la), 0);
+  ck_assert_int_eq(zkl_sem_acquire(b, 2, 5000, lb), 0);
+  ck_assert_uint_eq(lb[0].token, lb[1].token); /* still one multi */
+  ck_assert_uint_gt(lb[0].token, la[0].token);
+  ck_assert_int_eq(it_children(s, root, NULL), 3); /* leases: <path>/ */
+  ck_assert_int_eq(it_children(s, gate, NULL), 0); /* the gate let go */
+  char buf[32];
+  int len = sizeof buf;
+  struct Stat st;
+  ck_assert_int_eq(zoo_get(zh, root, 0, buf, &len, &st), ZOK);
+  ck_assert_int_eq(len, 1);
+  ck_assert_int_eq(buf[0], '3');
+  ck_assert(st.ephemeralOwner == 0); /* PERSISTENT, not a container */
+  /* a waiter's gate node, as kazoo's Lock names its own */
+  struct kwait w = {ksem(s, root, 0), {0}, -1};
+  pthread_t t;
+  pthread_create(&t, NULL, kwait_run, &w);
+  ck_assert(it_wait_children(s, gate, 1, 5000));
+  struct String_vector v;
+  ck_assert_int_eq(it_children(s, gate, &v), 1);
+  size_t nl = strlen(v.data[0]);
+  ck_assert_int_ge(nl, 18);
+  ck_assert_int_eq(strncmp(v.data[0], "_c_", 3), 0);
+  ck_assert_int_eq(strncmp(v.data[0] + nl - 18, "__lock__", 8), 0);
+  ck_assert_uint_eq(strspn(v.data[0] + nl - 10, "0123456789"), 10);
+  deallocate_String_vector(&v);
+  ck_assert_int_eq(zkl_sem_release(a, la, 1), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(w.rc, 0); /* max 0: the stored 3 */
+  size_t leased = 0;
+  int max = 0;
+  ck_assert_int_eq(zkl_sem_count(w.m, &leased, &max), 0);
+  ck_assert_uint_eq(leased, 3);
+  ck_assert_int_eq(max, 3);
+  zkl_sem_holder_t *hv = NULL;
+  size_t nh = 0;
+  ck_assert_int_eq(zkl_sem_holders(w.m, &hv, &nh), 0);
+  ck_assert_uint_eq(nh, 3);
+  ck_assert_str_eq(hv[2].name, w.l.name);
+  ck_assert_str_eq(hv[2].data, "zkl-k");
+  zkl_sem_holders_free(hv, nh);
+  /* a local max that disagrees: refused before lining up */
+  zkl_sem_t *c = ksem(s, root, 5);
+  ck_assert_int_eq(zkl_sem_acquire(c, 1, 1000, la), ZKL_EINVAL);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "disagrees"));
+  ck_assert_int_eq(zkl_sem_count(c, &leased, &max), ZKL_EINVAL);
+  ck_assert_int_eq(it_children(s, gate, NULL), 0);
+  zkl_sem_destroy(c);
+  ck_assert_int_eq(zkl_sem_release_all(b), 0);
+  ck_assert_int_eq(zkl_sem_release_all(w.m), 0);
+  ck_assert_int_eq(it_children(s, root, NULL), 0);
+  /* data that is no number is ignored: the local max, or none at all */
+  ck_assert_int_eq(zoo_set(zh, root, "spare", 5, -1), ZOK);
+  c = ksem(s, root, 0);
+  ck_assert_int_eq(zkl_sem_acquire(c, 1, 1000, la), ZKL_EINVAL);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "no maximum"));
+  zkl_sem_destroy(c);
+  ck_assert_int_eq(zkl_sem_acquire(a, 2, 1000, la), 0);
+  ck_assert_int_eq(zkl_sem_acquire(a, 2, 0, la + 2), ZKL_EBUSY);
+  ck_assert_int_eq(zkl_sem_release_all(a), 0);
+  /* python's int(): blanks and '_' between digits */
+  ck_assert_int_eq(zoo_set(zh, root, " 1_0\n", 5, -1), ZOK);
+  ck_assert_int_eq(zkl_sem_count(w.m, &leased, &max), 0);
+  ck_assert_int_eq(max, 10);
+  ck_assert_int_eq(zoo_set(zh, root, "0", 1, -1), ZOK);
+  ck_assert_int_eq(zkl_sem_count(w.m, &leased, &max), ZKL_EINVAL);
+  zkl_sem_destroy(a);
+  zkl_sem_destroy(b);
+  zkl_sem_destroy(w.m);
+  ck_assert_int_eq(zoo_delete(zh, root, -1), ZOK);
+  /* no <path> and no max: nothing to go by, and nothing made */
+  c = ksem(s, root, 0);
+  ck_assert_int_eq(zkl_sem_acquire(c, 1, 1000, la), ZKL_EINVAL);
+  ck_assert_int_eq(zoo_exists(zh, root, 0, NULL), ZNONODE);
+  zkl_sem_destroy(c);
+  /* bad options */
+  zkl_sem_opts_t bo;
+  zkl_sem_opts_init(&bo);
+  ck_assert_int_eq(bo.format, ZKL_SEM_CURATOR);
+  bo.format = ZKL_SEM_KAZOO;
+  bo.max = 2;
+  bo.count_path = "/zkl-test/some-count";
+  ck_assert_int_eq(zkl_sem_create(&c, s, root, &bo), ZKL_EINVAL);
+  ck_assert_ptr_null(c);
+  bo.count_path = NULL;
+  bo.format = 7;
+  ck_assert_int_eq(zkl_sem_create(&c, s, root, &bo), ZKL_EINVAL);
+  zoo_delete(zh, gate, -1); /* a container: gone soon anyway */
+  zkl_session_close(s);
+  zkl_session_close(o);
+}
+END_TEST
+
 Suite *semaphore_suite(void) {
   Suite *su = suite_create("semaphore");
   TCase *tc = it_tcase("semaphore");
@@ -440,6 +574,7 @@ Suite *semaphore_suite(void) {
   tcase_add_test(tc, cancel_async_destroy);
   tcase_add_test(tc, sem_bad_input);
   tcase_add_test(tc, holders_listed);
+  tcase_add_test(tc, kazoo_layout);
   suite_add_tcase(su, tc);
   return su;
 }

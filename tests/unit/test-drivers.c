@@ -3,6 +3,7 @@
  * and election API's argument checks. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "suites.h"
 #include "core/contend.h"
@@ -53,7 +54,8 @@ START_TEST(only_mutex_and_writer_kinds_tell_a_release) {
   ck_assert_int_eq(zkl__kind_marks_release(ZKL__KIND_NONE), 0);
   /* the core's table (names.c) and each recipe's driver agree */
   const zkl__driver_t *all[] = {&zkl__driver_mutex, &zkl__driver_reader,
-                                &zkl__driver_writer, &zkl__driver_latch};
+                                &zkl__driver_writer, &zkl__driver_latch,
+                                &zkl__driver_kazoo_lock};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     ck_assert_int_eq(zkl__kind_marks_release(all[i]->kind) != 0,
                      all[i]->tells_release != 0);
@@ -87,7 +89,8 @@ END_TEST
  * blocked, for any queue of any kinds. */
 START_TEST(kept_nodes_decide_like_all_nodes) {
   const zkl__driver_t *drivers[] = {&zkl__driver_mutex, &zkl__driver_reader,
-                                    &zkl__driver_writer, &zkl__driver_latch};
+                                    &zkl__driver_writer, &zkl__driver_latch,
+                                    &zkl__driver_kazoo_lock};
   static const zkl__kind_t kinds[] = {
       ZKL__KIND_LOCK,  ZKL__KIND_KAZOO_LOCK, ZKL__KIND_KAZOO_RLOCK,
       ZKL__KIND_READ,  ZKL__KIND_WRITE,      ZKL__KIND_LATCH};
@@ -119,10 +122,12 @@ START_TEST(kept_nodes_decide_like_all_nodes) {
 END_TEST
 
 START_TEST(own_names_parse_as_own_kind) {
-  const zkl__driver_t *ds[] = {&zkl__driver_reader, &zkl__driver_writer};
+  const zkl__driver_t *ds[] = {&zkl__driver_reader, &zkl__driver_writer,
+                               &zkl__driver_mutex, &zkl__driver_latch,
+                               &zkl__driver_kazoo_lock};
   char prefix[ZKL__PREFIX_LEN + 1], name[128];
   zkl__prefix_new(prefix);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < (int)(sizeof ds / sizeof ds[0]); i++) {
     snprintf(name, sizeof name, "%s%s%010" PRId32, prefix, ds[i]->marker,
              (int32_t)-7);
     zkl__node_t n;
@@ -131,6 +136,29 @@ START_TEST(own_names_parse_as_own_kind) {
     ck_assert_int_eq(n.seq, -7);
     ck_assert(zkl__name_is_mine(name, prefix));
   }
+}
+END_TEST
+
+/* The semaphore's gate in kazoo's layout: its names end as kazoo's Lock
+ * looks for its own, `__lock__` and ten digits (kazoo 2.8's regex
+ * "(?:__lock__)(-?\d{10})$"), and it queues with zkl's and kazoo's
+ * mutex nodes alike. */
+START_TEST(kazoo_gate_names_are_kazoo_locks) {
+  const zkl__driver_t *d = &zkl__driver_kazoo_lock;
+  char prefix[ZKL__PREFIX_LEN + 1], name[128];
+  zkl__prefix_new(prefix);
+  snprintf(name, sizeof name, "%s%s%010d", prefix, d->marker, 42);
+  size_t len = strlen(name);
+  ck_assert_str_eq(name + len - 18, "__lock__0000000042");
+  zkl__node_t n;
+  ck_assert_int_eq(zkl__name_parse(name, &n), 0);
+  ck_assert_int_eq(n.kind, ZKL__KIND_KAZOO_LOCK);
+  ck_assert_int_eq(n.kind, d->kind);
+  ck_assert_int_ne(d->counts(ZKL__KIND_LOCK), 0);
+  ck_assert_int_ne(d->counts(ZKL__KIND_KAZOO_LOCK), 0);
+  ck_assert_int_eq(d->counts(ZKL__KIND_KAZOO_RLOCK), 0);
+  ck_assert_int_ne(zkl__driver_mutex.counts(d->kind), 0);
+  ck_assert(d->blocker == zkl__blocker_exclusive);
 }
 END_TEST
 
@@ -185,6 +213,7 @@ Suite *drivers_suite(void) {
   tcase_add_test(tc, writer_waits_for_everyone_ahead);
   tcase_add_test(tc, kept_nodes_decide_like_all_nodes);
   tcase_add_test(tc, own_names_parse_as_own_kind);
+  tcase_add_test(tc, kazoo_gate_names_are_kazoo_locks);
   suite_add_tcase(s, tc);
   tc = tcase_create("api-null");
   tcase_add_test(tc, rwlock_and_election_refuse_null);
