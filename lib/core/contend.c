@@ -43,15 +43,9 @@ static int retryable(int zrc) {
 
 /* Maps a ZooKeeper failure to what the caller should hear. */
 static int map_zrc(zkl__contender_t *c, int zrc, const char *what) {
-  if (zrc == ZKL__ZTIMEDOUT)
-    return zkl__fail(ZKL_ETIMEDOUT, "%s on %s: no answer before the deadline",
-                     what, c->root);
-  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
-      zkl__session_health(c->s) == ZKL_ELOST)
-    return zkl__fail(ZKL_ELOST, "%s on %s: session lost", what, c->root);
-  if (zrc == ZNOAUTH)
-    return zkl__fail(ZNOAUTH, "%s on %s: not authorised", what, c->root);
-  return zkl__fail(zrc, "%s on %s: %s", what, c->root, zerror(zrc));
+  char w[96];
+  snprintf(w, sizeof w, "%s on", what);
+  return zkl__zrc_fail(c->s, zrc, w, c->root);
 }
 
 /* How long an unlock keeps retrying its delete through a connection loss

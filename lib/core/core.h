@@ -239,6 +239,13 @@ void zkl__session_unref(zkl_session_t *s);
 /* 0 when usable, ZKL_ELOST when expired/closed, ZKL_ESUSPENDED when the
  * connection is down. */
 int zkl__session_health(zkl_session_t *s);
+/* The code a recipe's request ends with when ZooKeeper answered zrc (not
+ * ZOK), its detail message "<what> <path>: why": ZKL_ETIMEDOUT (no answer
+ * before the request's deadline, ZKL__ZTIMEDOUT), ZKL_ELOST (the session
+ * expired, closed, or is lost now), ZKL_ESUSPENDED (the connection went
+ * before the answer came), else zrc itself (ZNOAUTH...). */
+int zkl__zrc_fail(zkl_session_t *s, int zrc, const char *what,
+                  const char *path);
 /* Whether the server surely deleted the session's nodes (it said the
  * session expired, or we closed it).  A session zkl declared LOST on its
  * own may still be alive on the server. */

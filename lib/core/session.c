@@ -1036,6 +1036,22 @@ int zkl__session_health(zkl_session_t *s) {
   return h;
 }
 
+int zkl__zrc_fail(zkl_session_t *s, int zrc, const char *what,
+                  const char *path) {
+  if (zrc == ZKL__ZTIMEDOUT)
+    return zkl__fail(ZKL_ETIMEDOUT, "%s %s: no answer before the deadline",
+                     what, path);
+  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
+      zkl__session_health(s) == ZKL_ELOST)
+    return zkl__fail(ZKL_ELOST, "%s %s: session lost", what, path);
+  if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT)
+    return zkl__fail(ZKL_ESUSPENDED, "%s %s: the connection was lost before "
+                     "the answer came", what, path);
+  if (zrc == ZNOAUTH)
+    return zkl__fail(ZNOAUTH, "%s %s: not authorised", what, path);
+  return zkl__fail(zrc, "%s %s: %s", what, path, zerror(zrc));
+}
+
 /* ---- waiters ---------------------------------------------------------------- */
 
 int zkl__waiter_init(zkl__waiter_t *w) {

@@ -75,16 +75,7 @@ static void bobj_fini(bobj_t *b) {
 }
 
 static int map_zrc(bobj_t *b, int zrc, const char *what) {
-  if (zrc == ZKL__ZTIMEDOUT)
-    return zkl__fail(ZKL_ETIMEDOUT, "%s %s: no answer before the deadline",
-                     what, b->path);
-  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
-      zkl__session_health(b->s) == ZKL_ELOST)
-    return zkl__fail(ZKL_ELOST, "%s %s: session lost", what, b->path);
-  if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT)
-    return zkl__fail(ZKL_ESUSPENDED, "%s %s: the connection was lost before "
-                     "the answer came", what, b->path);
-  return zkl__fail(zrc, "%s %s: %s", what, b->path, zerror(zrc));
+  return zkl__zrc_fail(b->s, zrc, what, b->path);
 }
 
 static int lost_answer(int zrc) {

@@ -134,16 +134,10 @@ typedef struct ccall {
 #define READ_AGAIN 1  /* the read met a connection loss: look again */
 
 static int map_zrc(zkl_counter_t *k, int zrc, const char *what) {
-  if (zrc == ZKL__ZTIMEDOUT)
-    return zkl__fail(ZKL_ETIMEDOUT, "%s %s: no answer before the deadline",
-                     what, k->path);
-  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
-      zkl__session_health(k->s) == ZKL_ELOST)
-    return zkl__fail(ZKL_ELOST, "%s %s: session lost", what, k->path);
   if (zrc == ZNOCHILDRENFOREPHEMERALS)
     return zkl__fail(zrc, "%s %s: its parent is an ephemeral node", what,
                      k->path);
-  return zkl__fail(zrc, "%s %s: %s", what, k->path, zerror(zrc));
+  return zkl__zrc_fail(k->s, zrc, what, k->path);
 }
 
 static int not_connected(ccall_t *x, int rc) {

@@ -209,16 +209,12 @@ static int retryable(int zrc) {
 }
 
 static int map_zrc(zkl_queue_t *q, int zrc, const char *what) {
-  if (zrc == ZKL__ZTIMEDOUT)
-    return zkl__fail(ZKL_ETIMEDOUT, "%s on %s: no answer before the deadline",
-                     what, q->root);
-  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
-      zkl__session_health(q->s) == ZKL_ELOST)
-    return zkl__fail(ZKL_ELOST, "%s on %s: session lost", what, q->root);
+  char w[96];
+  snprintf(w, sizeof w, "%s on", what);
   if (zrc == ZNOCHILDRENFOREPHEMERALS)
-    return zkl__fail(zrc, "%s on %s: the path is an ephemeral node, not a "
-                     "queue", what, q->root);
-  return zkl__fail(zrc, "%s on %s: %s", what, q->root, zerror(zrc));
+    return zkl__fail(zrc, "%s %s: the path is an ephemeral node, not a "
+                     "queue", w, q->root);
+  return zkl__zrc_fail(q->s, zrc, w, q->root);
 }
 
 /* ---- a call ------------------------------------------------------------------ */
