@@ -39,6 +39,8 @@ struct zkl_sem {
   int max;            /* local, 0: from count_path (kazoo: <path>) only */
   int kazoo;          /* ZKL_SEM_KAZOO: leases = path, the maximum in its
                          data as ASCII, count_path NULL                   */
+  int gate_ro;        /* our gate node refused a write (its ACL): the
+                         lease multi checks it instead (the acquire's) */
   zkl__contender_t gate; /* <path>/locks; its waiter also watches the
                             leases and the count while it holds the gate */
   held_t *held;
@@ -95,6 +97,7 @@ typedef struct scall {
   unsigned epoch;
   char prefix[ZKL__PREFIX_LEN + 1]; /* this acquisition's "_c_<uuid>-" */
   int max;          /* as read                                          */
+  uint64_t token;   /* the lease multi's zxid, 0 until known            */
   size_t leased;    /* as listed                                        */
   zkl__zcall_t *z, *z0, *z2, **zs;
   size_t nzs;
@@ -109,16 +112,7 @@ typedef struct scall {
 enum { S_ACQUIRE, S_COUNT, S_HOLDERS };
 
 static int map_zrc(zkl_sem_t *m, int zrc, const char *what) {
-  if (zrc == ZKL__ZTIMEDOUT)
-    return zkl__fail(ZKL_ETIMEDOUT, "%s %s: no answer before the deadline",
-                     what, m->path);
-  if (zrc == ZSESSIONEXPIRED || zrc == ZINVALIDSTATE || zrc == ZCLOSING ||
-      zkl__session_health(m->s) == ZKL_ELOST)
-    return zkl__fail(ZKL_ELOST, "%s %s: session lost", what, m->path);
-  if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT)
-    return zkl__fail(ZKL_ESUSPENDED, "%s %s: the connection was lost",
-                     what, m->path);
-  return zkl__fail(zrc, "%s %s: %s", what, m->path, zerror(zrc));
+  return zkl__zrc_fail(m->s, zrc, what, m->path);
 }
 
 static int lost_answer(int zrc) {
@@ -233,7 +227,15 @@ static size_t ours(const scall_t *x) {
   return n;
 }
 
-/* The lease multi: a check of our gate node, then qty creates. */
+/* The lease multi: a write of our gate node (its own data again), then
+ * qty creates.  The write fails the multi as a check would if the node is
+ * gone, and its stat's mzxid is the multi's zxid: the czxid of the leases,
+ * their token, with no read after.  It also tells a zkl acquirer behind us
+ * in the gate, as a release mark does, that it may look at the leases:
+ * ours are made by then (the same transaction), and we make no more.  Other
+ * peers' waiters (Curator's, kazoo's) look again and find our gate node
+ * still there until our release deletes it.  A gate node whose ACL refuses
+ * the write (m->gate_ro) is checked instead, and the token read after. */
 static zkl__zcall_t *lease_multi(scall_t *x) {
   zkl_sem_t *m = x->m;
   zkl__mop_t *ops = calloc(x->qty + 1, sizeof *ops);
@@ -242,8 +244,12 @@ static zkl__zcall_t *lease_multi(scall_t *x) {
   zkl__zcall_t *z = NULL;
   if (ops != NULL && p != NULL) {
     snprintf(p, pl, "%s/%s%s", m->leases, x->prefix, LEASE_MARK);
-    ops[0] = (zkl__mop_t){.type = ZOO_CHECK_OP, .path = m->gate.node,
-                          .version = -1};
+    ops[0] = m->gate_ro
+                 ? (zkl__mop_t){.type = ZOO_CHECK_OP, .path = m->gate.node,
+                                .version = -1}
+                 : (zkl__mop_t){.type = ZOO_SETDATA_OP, .path = m->gate.node,
+                                .data = m->gate.data,
+                                .len = m->gate.data_len, .version = -1};
     for (unsigned i = 1; i <= x->qty; i++)
       ops[i] = (zkl__mop_t){.type = ZOO_CREATE_OP, .path = p,
                             .data = m->gate.data, .len = m->gate.data_len,
@@ -409,6 +415,7 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     }
     zkl__op_unwait(op);
     /* they fit: all qty leases in one multi, with our gate node checked */
+    x->token = 0;
     x->z = lease_multi(x);
     if (x->z == NULL) {
       x->rc = zkl__fail(ZKL_ENOMEM, "no memory");
@@ -419,23 +426,30 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     {
       char **made = calloc(x->qty + 1, sizeof *made);
       int *errs = calloc(x->qty + 1, sizeof *errs);
-      if (made == NULL || errs == NULL) {
+      struct Stat *stats = calloc(x->qty + 1, sizeof *stats);
+      if (made == NULL || errs == NULL || stats == NULL) {
         free(made);
         free(errs);
+        free(stats);
         zkl__zk_multi_wait(x->z, ZKL__TRY, NULL, NULL);
         x->z = NULL;
         x->rc = zkl__fail(ZKL_ENOMEM, "no memory");
         goto out;
       }
-      x->zrc = zkl__zk_multi_wait(x->z, ZKL__TRY, errs, made);
+      x->zrc = zkl__zk_multi_wait_stat(x->z, ZKL__TRY, errs, made, stats);
       x->z = NULL;
-      if (x->zrc == ZOK) got_from_made(x, made);
+      if (x->zrc == ZOK) {
+        got_from_made(x, made);
+        if (!m->gate_ro) x->token = (uint64_t)stats[0].mzxid;
+      }
+      free(stats);
       /* the op that failed: the last not marked ZRUNTIMEINCONSISTENCY
        * (those before it carry the multi's code) */
       unsigned failed = 0;
       for (unsigned i = 0; i <= x->qty; i++)
         if (errs[i] != ZRUNTIMEINCONSISTENCY) failed = i;
       int gate_gone = x->zrc == ZNONODE && failed == 0;
+      int gate_ro = x->zrc == ZNOAUTH && failed == 0 && !m->gate_ro;
       for (unsigned i = 0; i <= x->qty; i++) free(made[i]);
       free(made);
       free(errs);
@@ -448,6 +462,10 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
       if (gate_gone) { /* our gate node went: line up again */
         zkl__contend_forsake(&m->gate);
         x->in_gate = 0;
+        continue;
+      }
+      if (gate_ro) { /* not ours to write: checked from now on */
+        m->gate_ro = 1;
         continue;
       }
     }
@@ -501,8 +519,10 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
     }
   }
 made:
-  /* the token: the czxid of the multi (one for all its leases) */
-  {
+  /* the token: the czxid of the multi (one for all its leases), from the
+   * multi's answer, or read when that answer was lost or the gate node
+   * only checked */
+  if (x->token == 0) {
     size_t pl = m->leases_len + NAME_CAP + 2;
     char *p = malloc(pl);
     if (p == NULL) {
@@ -512,9 +532,7 @@ made:
     snprintf(p, pl, "%s/%s", m->leases, x->got[0].name);
     x->z = zkl__zk_exists_send(m->s, p, 0);
     free(p);
-  }
-  PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
-  {
+    PT_AWAIT_ANSWER(op, pt, x->z, ZKL__FOREVER);
     struct Stat st;
     memset(&st, 0, sizeof st);
     x->zrc = zkl__zk_exists_wait(x->z, ZKL__TRY, &st);
@@ -523,6 +541,9 @@ made:
       x->rc = map_zrc(m, x->zrc, "read a lease of");
       goto undo;
     }
+    x->token = (uint64_t)st.czxid;
+  }
+  {
     /* the rule for a grant (as the lock's): made on the session we are
      * on, the server heard from within the session timeout, and the
      * deadline not passed; nothing the wait learned is trusted for it (a
@@ -546,7 +567,7 @@ made:
     }
     int64_t sid = zkl_session_id(m->s);
     for (unsigned i = 0; i < x->qty; i++) {
-      x->got[i].token = (uint64_t)st.czxid;
+      x->got[i].token = x->token;
       x->got[i].sid = sid;
     }
     pthread_mutex_lock(&m->calls.own.mu);
