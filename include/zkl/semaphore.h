@@ -35,7 +35,8 @@
  * What zkl adds to Curator's protocol:
  *  - qty leases are ATOMIC: while holding the gate, the acquirer waits
  *    until qty fit (leases + qty <= MAX) and then makes all qty lease nodes
- *    in one multi, with a check that its gate node is still there.
+ *    in one multi that first writes its gate node (failing if the node
+ *    is gone: a check that also gives the token).
  *    Curator takes qty leases one gate turn at a time, so two clients
  *    wanting 3 of 4 can each hold 2 and wait for ever.  A zkl acquirer
  *    holds no lease while it waits (it holds the gate): zkl acquirers

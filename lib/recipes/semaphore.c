@@ -9,7 +9,7 @@
  * contender: it takes the gate (the mutex protocol: arrival order, each
  * waiter watching its predecessor), then, as the gate's holder, watches
  * the leases (and the shared count) until qty fit, and makes the qty
- * lease nodes in one multi that also checks the gate node is still there;
+ * lease nodes in one multi that also writes (so checks) the gate node;
  * then it lets the gate go.  A release is not a call: it deletes lease
  * nodes with plain requests, so that it never waits behind an acquire. */
 #include <limits.h>

@@ -482,7 +482,8 @@ START_TEST(kazoo_layout) {
   ck_assert_int_eq(zoo_get(zh, root, 0, buf, &len, &st), ZOK);
   ck_assert_int_eq(len, 1);
   ck_assert_int_eq(buf[0], '3');
-  ck_assert(st.ephemeralOwner == 0); /* PERSISTENT, not a container */
+  ck_assert(st.ephemeralOwner == 0); /* not ephemeral (PERSISTENT: the
+                                        interop suite watches the reaper) */
   /* a waiter's gate node, as kazoo's Lock names its own */
   struct kwait w = {ksem(s, root, 0), {0}, -1};
   pthread_t t;
