@@ -129,6 +129,7 @@ static const char help_status[] =
     "       zkl [OPTIONS] status --counter [--format F] [--json] PATH\n"
     "       zkl [OPTIONS] status --barrier [--json] PATH\n"
     "       zkl [OPTIONS] status --sem [--count-path P] [--json] PATH\n"
+    "       zkl [OPTIONS] status --sem --kazoo [--json] PATH\n"
     "List the contenders of the lock, read/write lock or election at PATH in\n"
     "queue order: position, kind (lock, read, write, election; foreign for a\n"
     "child that is no contender), whether it holds, fencing token (czxid),\n"
@@ -154,15 +155,19 @@ static const char help_status[] =
     "how many leases are held now (by anyone) and, with --count-path P, the\n"
     "maximum the shared count at P holds (\"-\" without it: the maximum is then\n"
     "each user's -n) (JSON: an array of one object of kind \"semaphore\" with\n"
-    "\"path\", \"leases\", \"max\" and \"count_path\", null without it).  A\n"
-    "shared count that is missing or not a 4-byte maximum exits 70.  Nothing\n"
-    "is created.\n"
+    "\"path\", \"format\", \"leases\", \"max\" and \"count_path\", null without\n"
+    "it).  With --kazoo, in kazoo's layout (see 'zkl sem --help'): the leases\n"
+    "are PATH's children and the maximum is the one stored in PATH's data\n"
+    "(\"-\" if none) (JSON: \"format\" \"kazoo\", else \"curator\").  A shared\n"
+    "count that is missing or not a 4-byte maximum, or (--kazoo) a stored\n"
+    "maximum below 1, exits 70.  Nothing is created.\n"
     "\n"
     "      --json               one JSON array of objects instead of a table\n"
     "      --counter            show PATH as a counter\n"
     "      --barrier            show PATH as a barrier\n"
     "      --sem                show PATH as a semaphore\n"
     "      --count-path P       with --sem: the shared count holding its maximum\n"
+    "      --kazoo              with --sem: kazoo's layout, as 'zkl sem --kazoo'\n"
     "      --format F           with --counter: int32 (the default), int64 or\n"
     "                           text, as 'zkl counter' takes it\n"
     "  -h, --help               this help\n";
@@ -351,10 +356,16 @@ static const char help_sem[] =
     "                         [-E N] [--grace SECONDS] PATH [--] CMD [ARG...]\n"
     "       zkl [OPTIONS] sem --count-path P [--qty Q] [-t SECONDS] [-E N]\n"
     "                         [--grace SECONDS] PATH [--] CMD [ARG...]\n"
+    "       zkl [OPTIONS] sem --kazoo [-n MAX] [--qty Q] [-t SECONDS] [-E N]\n"
+    "                         [--grace SECONDS] PATH [--] CMD [ARG...]\n"
     "Run CMD while holding Q leases of the counting semaphore at PATH, of which\n"
     "there are MAX: at most MAX are held at once by all its users together.\n"
     "Exit with CMD's status.  Waiters are served in arrival order.  Curator's\n"
     "InterProcessSemaphoreV2 uses the same nodes (PATH/locks, PATH/leases).\n"
+    "With --kazoo, kazoo's Semaphore does instead: waiters line up at\n"
+    "PATH-__lock__, the leases are PATH's children, and PATH keeps MAX in its\n"
+    "data (ASCII): the user that makes PATH writes it, and PATH stays\n"
+    "(persistent) once the leases are given back.\n"
     "\n"
     "  -n, --max MAX            how many leases there are, 1..2147483647 (the\n"
     "                           same for every user of PATH)\n"
@@ -363,6 +374,9 @@ static const char help_sem[] =
     "                           write it), read again while waiting: a raised\n"
     "                           count lets waiters in.  With -n too, both must\n"
     "                           agree\n"
+    "      --kazoo              kazoo's layout (above): MAX is the one stored\n"
+    "                           at PATH, so -n may be left out; given, it must\n"
+    "                           agree, and makes PATH with it if missing\n"
     "      --qty Q              take Q leases at once, all or none, 1..1000\n"
     "                           (default 1; at most MAX)\n"
     "  -t, --timeout SECONDS    give up after SECONDS (decimals allowed; 0:\n"
@@ -373,21 +387,23 @@ static const char help_sem[] =
     "  -h, --help               this help\n"
     "\n"
     "CMD gets ZKL_SEM_PATH, ZKL_SEM_LEASES (the names of its leases' nodes\n"
-    "under PATH/leases, separated by spaces) and ZKL_SEM_TOKEN (their fencing\n"
-    "token: one number for the Q leases, larger for every later acquisition;\n"
-    "up to MAX holders have tokens at once) in its environment.  Not obtained\n"
-    "within -t: CMD is not run, nothing is left behind, and zkl exits 1 (-E).\n"
-    "While CMD runs, zkl looks at the session five times a second: if it is\n"
-    "lost (the leases went with it), CMD gets SIGTERM, SIGKILL after the grace\n"
-    "period, and zkl exits 75.  A suspended connection alone does not stop\n"
-    "CMD: the session may come back.  SIGINT, SIGTERM and SIGHUP are passed on\n"
-    "to CMD; the leases are given back once CMD has exited.\n"
+    "under PATH/leases, --kazoo: under PATH, separated by spaces) and\n"
+    "ZKL_SEM_TOKEN (their fencing token: one number for the Q leases, larger\n"
+    "for every later acquisition; up to MAX holders have tokens at once) in\n"
+    "its environment.  Not obtained within -t: CMD is not run, nothing is\n"
+    "left behind, and zkl exits 1 (-E).  While CMD runs, zkl looks at the\n"
+    "session five times a second: if it is lost (the leases went with it),\n"
+    "CMD gets SIGTERM, SIGKILL after the grace period, and zkl exits 75.  A\n"
+    "suspended connection alone does not stop CMD: the session may come back.\n"
+    "SIGINT, SIGTERM and SIGHUP are passed on to CMD; the leases are given\n"
+    "back once CMD has exited.\n"
     "\n"
     "Exit status: CMD's; 1 not obtained within -t; 64 usage error, also -n\n"
-    "disagreeing with the shared count, or Q more than its MAX; 69 no\n"
-    "connection; 70 the shared count missing (without -n) or not a 4-byte MAX\n"
-    "of 1 or more; 75 session lost; 128+N signal N while waiting (CMD not\n"
-    "run).\n";
+    "disagreeing with the shared count (--kazoo: with the MAX stored at PATH),\n"
+    "or Q more than its MAX; 69 no connection; 70 the shared count missing\n"
+    "(without -n) or not a 4-byte MAX of 1 or more, or with --kazoo no MAX\n"
+    "stored at PATH (without -n) or one below 1; 75 session lost; 128+N\n"
+    "signal N while waiting (CMD not run).\n";
 
 const char *cli_help(cli_command_t command) {
   switch (command) {
@@ -428,7 +444,7 @@ enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
        OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
        OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
        OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_ALL,
-       OPT_END };
+       OPT_KAZOO, OPT_END };
 
 /* A list of option codes, 0 ending it. */
 #define CODES(...) ((const int[]){__VA_ARGS__, 0})
@@ -789,6 +805,7 @@ static int common_option(parser_t *p, int c, const char *arg) {
                          zkl_last_error());
     o->count_path = arg;
     return 0;
+  case OPT_KAZOO: o->sem_format = ZKL_SEM_KAZOO; return 0;
   default: return NOT_COMMON;
   }
 }
@@ -1075,6 +1092,11 @@ static int status_rest(parser_t *p, int argc, char **argv) {
   if ((rc = at_most_once(p, CODES(OPT_COUNT_PATH))) != 0) return rc;
   if (p->given[OPT_COUNT_PATH] > 0 && !o->status_sem)
     return usage_error(p, "--count-path needs --sem");
+  if (p->given[OPT_KAZOO] > 0 && !o->status_sem)
+    return usage_error(p, "--kazoo needs --sem");
+  if (p->given[OPT_KAZOO] > 0 && p->given[OPT_COUNT_PATH] > 0)
+    return usage_error(p, "--kazoo and --count-path exclude each other "
+                          "(kazoo's layout keeps MAX in PATH's data)");
   if ((rc = take_path(p, argc, argv)) != 0) return rc;
   if (optind < argc)
     return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
@@ -1087,7 +1109,8 @@ static const syntax_t status_syntax = {
                             FLAG("barrier", OPT_BARRIER),
                             FLAG("sem", OPT_SEM),
                             ARG("format", OPT_COUNTER_FORMAT),
-                            ARG("count-path", OPT_COUNT_PATH), HELP_AND_END},
+                            ARG("count-path", OPT_COUNT_PATH),
+                            FLAG("kazoo", OPT_KAZOO), HELP_AND_END},
     status_option, status_rest, NULL, 0};
 
 /* ---- queue ----------------------------------------------------------------- */
@@ -1311,16 +1334,21 @@ static int sem_option(parser_t *p, int c, const char *arg) {
 }
 
 /* ... PATH [--] CMD [ARG...].  What the server alone can tell (the shared
- * count's MAX against -n and --qty) is checked when the leases are taken
- * (cli/sem.c). */
+ * count's MAX, or with --kazoo the one stored at PATH, against -n and
+ * --qty) is checked when the leases are taken (cli/sem.c). */
 static int sem_rest(parser_t *p, int argc, char **argv) {
   cli_opts_t *o = p->o;
   int rc;
   if ((rc = at_most_once(p, CODES('t', 'n', OPT_QTY, OPT_COUNT_PATH))) != 0)
     return rc;
-  if (p->given['n'] == 0 && p->given[OPT_COUNT_PATH] == 0)
+  if (p->given[OPT_KAZOO] > 0 && p->given[OPT_COUNT_PATH] > 0)
+    return usage_error(p, "--kazoo and --count-path exclude each other "
+                          "(kazoo's layout keeps MAX in PATH's data)");
+  if (p->given['n'] == 0 && p->given[OPT_COUNT_PATH] == 0 &&
+      p->given[OPT_KAZOO] == 0)
     return usage_error(p, "-n MAX is missing (how many leases there are; or "
-                          "--count-path, where they are counted)");
+                          "--count-path, where they are counted), and no "
+                          "--kazoo (which takes the one stored at PATH)");
   if (p->given['n'] > 0 && o->qty > o->sem_max)
     return usage_error(p, "--qty %d is more than -n %d: it would never fit",
                        o->qty, o->sem_max);
@@ -1330,7 +1358,7 @@ static int sem_rest(parser_t *p, int argc, char **argv) {
 static const syntax_t sem_syntax = {
     (const struct option[]){ARG("max", 'n'), ARG("qty", OPT_QTY),
                             ARG("count-path", OPT_COUNT_PATH),
-                            ARG("timeout", 't'),
+                            FLAG("kazoo", OPT_KAZOO), ARG("timeout", 't'),
                             ARG("conflict-exit-code", 'E'),
                             ARG("grace", OPT_GRACE), HELP_AND_END},
     sem_option, sem_rest, NULL, 0};
@@ -1419,6 +1447,7 @@ static void defaults(cli_opts_t *o, const char *env_servers) {
   o->counter_format = ZKL_COUNTER_INT32;
   o->leave_timeout_ms = -1;
   o->qty = 1;
+  o->sem_format = ZKL_SEM_CURATOR;
 }
 
 int cli_opts_parse(cli_opts_t *o, int argc, char **argv,

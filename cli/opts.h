@@ -147,13 +147,17 @@ typedef struct cli_opts {
   int64_t leave_timeout_ms;     /* enter: --leave-timeout, else -t's (-1:
                                    wait for ever)                        */
   /* sem (timeout_ms, conflict_exit, grace_ms and cmd above); status
-     --sem takes count_path */
+     --sem takes count_path and sem_format */
   int sem_max;                  /* -n MAX, 0 when not given (then the
-                                   shared count's)                       */
+                                   shared count's, or with --kazoo the
+                                   one stored at PATH)                   */
   int qty;                      /* --qty Q: leases taken at once, 1..
                                    ZKL_SEM_QTY_MAX (default 1)           */
   const char *count_path;       /* --count-path P: the shared count, or
                                    NULL                                  */
+  int sem_format;               /* --kazoo: ZKL_SEM_KAZOO (kazoo's layout,
+                                   MAX stored in PATH's data), else
+                                   ZKL_SEM_CURATOR                       */
   /* status */
   int status_counter;           /* --counter: PATH as a counter           */
   int status_barrier;           /* --barrier: PATH as a barrier           */

@@ -1,6 +1,8 @@
-/* cli/sem.c - `zkl sem [-n MAX] [--qty Q] [--count-path P] PATH CMD...` and
- * `zkl status --sem PATH`: the counting semaphore of zkl/semaphore.h, for
- * shell scripts.
+/* cli/sem.c - `zkl sem [-n MAX] [--qty Q] [--count-path P | --kazoo] PATH
+ * CMD...` and `zkl status --sem [--kazoo] PATH`: the counting semaphore of
+ * zkl/semaphore.h, for shell scripts; in Curator's layout, or with --kazoo
+ * in kazoo's (ZKL_SEM_KAZOO: the gate at PATH-__lock__, the leases PATH's
+ * children, MAX in PATH's data, which zkl writes when it makes PATH).
  *
  * sem is `zkl lock` for Q leases, and runs on the main thread's loop
  * (cli/loop.h) the same way: the leases are taken with the async acquire,
@@ -28,12 +30,22 @@
  * -n, less than --qty) with one code; zkl reads the count once more
  * (zkl_counter(3), INT32: its format) to tell them apart: a command line
  * that does not fit the count is a usage error (64, as `zkl queue rm` of
- * a name that is no item), a count that is none is 70.
+ * a name that is no item), a count that is none is 70.  With --kazoo the
+ * same goes for the maximum stored in PATH's data (missing without -n:
+ * PATH missing, its data empty or no number; below 1 or past an int,
+ * whatever -n; disagreeing with -n; less than --qty): it is read once more
+ * by the library itself (zkl_sem_count() of an object with no local max)
+ * and, when that finds none, as kazoo's Counter reads it (zkl_counter(3),
+ * TEXT) to say why: -n or --qty that do not fit it are 64, none (without
+ * -n) or one below 1 is 70, as for a shared count.
  *
  * status --sem reads with the blocking zkl_sem_count(), as `zkl status`
- * does.
+ * does; with --kazoo and no maximum stored at PATH (PATH missing, its data
+ * empty or no number, which kazoo ignores too) it shows none, as without
+ * a shared count, and one below 1 exits 70.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +171,111 @@ static int count_refused(holder_t *h) {
                     "shared count at %s, %" PRId64 ": nothing taken (try 'zkl "
                     "sem --help')\n", o->qty, o->count_path, now.value);
     return CLI_EX_USAGE;
+  }
+  fprintf(stderr, "zkl: cannot take leases of %s: %s%s%s\n", o->path,
+          code_text(ZKL_EINVAL), h->detail[0] ? ": " : "", h->detail);
+  return CLI_EX_SOFTWARE;
+}
+
+/* ---- the maximum stored at PATH (kazoo's layout) --------------------------------- */
+
+/* What stored_max() found. */
+enum {
+  STORED_MAX,     /* a maximum of 1 or more                               */
+  STORED_NONE,    /* none: PATH missing, its data empty or no number (a
+                     local max is then used, as kazoo does)              */
+  STORED_REFUSED, /* a number below 1 or past an int: refused whatever -n */
+  STORED_UNKNOWN  /* not read (why: the code and the library's detail)    */
+};
+
+/* The maximum kazoo's layout keeps in path's data, read by the library
+ * (zkl_sem_count() of an object with no local max: its reading, Python's
+ * int()); when that finds none, the data read as kazoo's Counter writes it
+ * (zkl_counter(3), TEXT) says why.  One of the STORED_* with *max (0 but
+ * for STORED_MAX) and, but for STORED_MAX, why (a phrase: "there is no
+ * such node", "its data is not a number"...). */
+static int stored_max(zkl_session_t *s, const char *path, int *max,
+                      char *why, size_t len) {
+  zkl_sem_t *m = NULL;
+  zkl_sem_opts_t so;
+  zkl_sem_opts_init(&so);
+  so.format = ZKL_SEM_KAZOO; /* max 0: the stored one */
+  size_t leased = 0;
+  *max = 0;
+  int rc = zkl_sem_create(&m, s, path, &so);
+  if (rc == 0) rc = zkl_sem_count(m, &leased, max);
+  if (rc != 0) snprintf(why, len, "%s: %s", code_text(rc), zkl_last_error());
+  zkl_sem_destroy(m);
+  if (rc == 0 && *max >= 1) return STORED_MAX;
+  *max = 0;
+  if (rc != ZKL_EINVAL) return STORED_UNKNOWN;
+  zkl_counter_t *c = NULL;
+  zkl_counter_opts_t co;
+  zkl_counter_opts_init(&co);
+  co.format = ZKL_COUNTER_TEXT;
+  co.initial = INT64_MIN; /* what an empty node reads as */
+  zkl_count_t now;
+  memset(&now, 0, sizeof now);
+  rc = zkl_counter_create(&c, s, path, &co);
+  if (rc == 0) rc = zkl_counter_get(c, &now);
+  if (rc != 0 && rc != ZKL_EPROTO)
+    snprintf(why, len, "%s: %s", code_text(rc), zkl_last_error());
+  zkl_counter_destroy(c);
+  if (rc == ZKL_EPROTO) {
+    snprintf(why, len, "its data is not a number");
+    return STORED_NONE;
+  }
+  if (rc != 0) return STORED_UNKNOWN;
+  if (!now.exists) {
+    snprintf(why, len, "there is no such node");
+    return STORED_NONE;
+  }
+  if (now.value == INT64_MIN) {
+    snprintf(why, len, "its data is empty");
+    return STORED_NONE;
+  }
+  if (now.value < 1 || now.value > INT_MAX) {
+    snprintf(why, len, "its data holds %" PRId64, now.value);
+    return STORED_REFUSED;
+  }
+  /* a number the library took: changed since its read */
+  snprintf(why, len, "its data holds %" PRId64 " now", now.value);
+  return STORED_UNKNOWN;
+}
+
+/* The acquire said ZKL_EINVAL in kazoo's layout: which of the stored
+ * maximum's refusals it was, told by stored_max() (a change since may make
+ * it none of them: the library's detail is told then).  Prints the
+ * message; the exit status. */
+static int stored_refused(holder_t *h) {
+  const cli_opts_t *o = h->o;
+  int max = 0;
+  char why[1100] = "";
+  int st = stored_max(h->s, o->path, &max, why, sizeof why);
+  if (st == STORED_MAX && o->sem_max > 0 && max != o->sem_max) {
+    fprintf(stderr, "zkl sem: -n %d disagrees with the maximum stored at %s "
+                    "(kazoo's layout), which is %d: nothing taken (try 'zkl "
+                    "sem --help')\n", o->sem_max, o->path, max);
+    return CLI_EX_USAGE;
+  }
+  if (st == STORED_MAX && o->qty > max) {
+    fprintf(stderr, "zkl sem: --qty %d is more than the maximum stored at %s "
+                    "(kazoo's layout), %d: nothing taken (try 'zkl sem "
+                    "--help')\n", o->qty, o->path, max);
+    return CLI_EX_USAGE;
+  }
+  if (st == STORED_NONE && o->sem_max == 0) {
+    fprintf(stderr, "zkl: cannot take leases of %s: no maximum is stored "
+                    "there (%s), and no -n (in kazoo's layout the user that "
+                    "makes PATH writes MAX into its data: give -n MAX)\n",
+            o->path, why);
+    return CLI_EX_SOFTWARE;
+  }
+  if (st == STORED_REFUSED) {
+    fprintf(stderr, "zkl: cannot take leases of %s: the maximum stored there "
+                    "(kazoo's layout) is not 1..2147483647 (%s)\n", o->path,
+            why);
+    return CLI_EX_SOFTWARE;
   }
   fprintf(stderr, "zkl: cannot take leases of %s: %s%s%s\n", o->path,
           code_text(ZKL_EINVAL), h->detail[0] ? ": " : "", h->detail);
@@ -317,7 +434,8 @@ static void on_acquired(holder_t *h) {
     fprintf(stderr, "zkl: session lost while waiting for %s\n", o->path);
     finish(h, CLI_EX_LOST);
   } else if (rc == ZKL_EINVAL) {
-    finish(h, count_refused(h));
+    finish(h, o->sem_format == ZKL_SEM_KAZOO ? stored_refused(h)
+                                             : count_refused(h));
   } else {
     fprintf(stderr, "zkl: cannot take %d %s of %s: %s%s%s\n", o->qty,
             leases_word(o), o->path, code_text(rc), h->detail[0] ? ": " : "",
@@ -402,8 +520,9 @@ static void release(holder_t *h) {
 }
 
 /* Connects and makes the semaphore object as the options say (max: the
- * local maximum, 0 for the shared count's).  0, or the exit status
- * (message printed; nothing to close). */
+ * local maximum, 0 for the shared count's or the stored one; the format,
+ * --kazoo's).  0, or the exit status (message printed; nothing to
+ * close). */
 static int open_sem(const cli_opts_t *o, zkl_session_state_fn state_fn,
                     int max, zkl_session_t **s, zkl_sem_t **m) {
   int rc = cli_connect(o, state_fn, NULL, s);
@@ -412,6 +531,7 @@ static int open_sem(const cli_opts_t *o, zkl_session_state_fn state_fn,
   zkl_sem_opts_init(&so);
   so.max = max;
   so.count_path = o->count_path;
+  so.format = o->sem_format;
   rc = zkl_sem_create(m, *s, o->path, &so);
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot use the semaphore %s: %s: %s\n", o->path,
@@ -442,14 +562,19 @@ int cli_sem_run(const cli_opts_t *o) {
     return rc;
   }
   cli_loop_connected(h.s);
+  const char *layout = o->sem_format == ZKL_SEM_KAZOO ? ", kazoo's layout"
+                                                      : "";
   if (o->sem_max > 0)
-    cli_verbose(o, "waiting for %d %s of %s (max %d%s%s)", o->qty,
+    cli_verbose(o, "waiting for %d %s of %s (max %d%s%s%s)", o->qty,
                 leases_word(o), o->path, o->sem_max,
                 o->count_path != NULL ? ", the shared count at " : "",
-                o->count_path != NULL ? o->count_path : "");
-  else
+                o->count_path != NULL ? o->count_path : "", layout);
+  else if (o->count_path != NULL)
     cli_verbose(o, "waiting for %d %s of %s (max: the shared count at %s)",
                 o->qty, leases_word(o), o->path, o->count_path);
+  else
+    cli_verbose(o, "waiting for %d %s of %s (max: the one stored there%s)",
+                o->qty, leases_word(o), o->path, layout);
   h.deadline_ns = o->timeout_ms > 0 ? cli_now_ns() + o->timeout_ms * 1000000
                                      : INT64_MAX;
   rc = acquire_start(&h);
@@ -467,14 +592,16 @@ int cli_sem_run(const cli_opts_t *o) {
 
 /* ---- status --sem -------------------------------------------------------------------- */
 
-/* The status: the count and maximum, then a line per lease held. */
+/* The status: the count and maximum (max 0: none known, "-"), then a line
+ * per lease held. */
 static int put_status(const cli_opts_t *o, const zkl_sem_holder_t *v,
                       size_t n, int max) {
   if (o->json) {
     fputs("[{\"kind\": \"semaphore\", \"path\": ", stdout);
     cli_put_json_string(stdout, o->path);
-    printf(", \"leases\": %zu, \"max\": ", n);
-    if (o->count_path != NULL) printf("%d", max);
+    printf(", \"format\": \"%s\", \"leases\": %zu, \"max\": ",
+           o->sem_format == ZKL_SEM_KAZOO ? "kazoo" : "curator", n);
+    if (max > 0) printf("%d", max);
     else fputs("null", stdout);
     fputs(", \"count_path\": ", stdout);
     if (o->count_path != NULL) cli_put_json_string(stdout, o->count_path);
@@ -492,7 +619,7 @@ static int put_status(const cli_opts_t *o, const zkl_sem_holder_t *v,
   } else {
     int w = (int)strlen(o->path) > 9 ? (int)strlen(o->path) : 9;
     char max_text[16] = "-";
-    if (o->count_path != NULL) snprintf(max_text, sizeof max_text, "%d", max);
+    if (max > 0) snprintf(max_text, sizeof max_text, "%d", max);
     printf("%-*s %-6s %s\n", w, "SEMAPHORE", "LEASES", "MAX");
     printf("%-*s %-6zu %s\n", w, o->path, n, max_text);
     if (n > 0) printf("  %-56s %-12s %-18s %s\n", "LEASE", "TOKEN",
@@ -512,16 +639,31 @@ static int put_status(const cli_opts_t *o, const zkl_sem_holder_t *v,
 int cli_sem_status_run(const cli_opts_t *o) {
   zkl_session_t *s = NULL;
   zkl_sem_t *m = NULL;
-  /* without a shared count, any maximum will do: nobody acquires */
-  int rc = open_sem(o, NULL, o->count_path != NULL ? 0 : 1, &s, &m);
+  int kazoo = o->sem_format == ZKL_SEM_KAZOO;
+  /* without a shared count, any maximum will do: nobody acquires; in
+   * kazoo's layout, none: the one stored at PATH is read */
+  int rc = open_sem(o, NULL, o->count_path != NULL || kazoo ? 0 : 1, &s, &m);
   if (rc != 0) return rc;
   size_t leases = 0, n = 0;
   int max = 0;
   zkl_sem_holder_t *v = NULL;
+  char detail[1100] = "";
   rc = zkl_sem_count(m, &leases, &max);
-  if (rc == 0) rc = zkl_sem_holders(m, &v, &n);
-  char detail[1024] = "";
   if (rc != 0) snprintf(detail, sizeof detail, "%s", zkl_last_error());
+  if (rc == ZKL_EINVAL && kazoo) {
+    /* no maximum stored (shown as none, max 0), or one refused: which */
+    char why[512] = "";
+    int st = stored_max(s, o->path, &max, why, sizeof why);
+    if (st == STORED_MAX || st == STORED_NONE) rc = 0;
+    else if (st == STORED_REFUSED)
+      snprintf(detail, sizeof detail, "the maximum stored there (kazoo's "
+               "layout) is not 1..2147483647 (%s)", why);
+  }
+  if (rc == 0 && o->count_path == NULL && !kazoo) max = 0; /* -n's: none */
+  if (rc == 0) {
+    rc = zkl_sem_holders(m, &v, &n);
+    if (rc != 0) snprintf(detail, sizeof detail, "%s", zkl_last_error());
+  }
   zkl_sem_destroy(m);
   zkl_session_close(s);
   if (rc != 0) {

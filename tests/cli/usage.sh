@@ -156,6 +156,11 @@ usage_error "CMD is missing" sem -n 2 /s --
 usage_error "options go before PATH" sem -n 2 /s --qty 2 true
 usage_error "unknown option --json" sem -n 2 --json /s true
 usage_error "--count-path needs --sem" status --count-path /c /s
+usage_error "--kazoo and --count-path exclude each other" sem --kazoo --count-path /c /s true
+usage_error "--qty 3 is more than -n 2" sem --kazoo -n 2 --qty 3 /s true
+usage_error "--kazoo needs --sem" status --kazoo /s
+usage_error "--kazoo and --count-path exclude each other" status --sem --kazoo --count-path /c /s
+usage_error "unknown option --kazoo" lock --kazoo /s true
 usage_error "--counter, --barrier and --sem exclude each other" status --sem --counter /s
 usage_error "--format needs --counter" status --sem --format int32 /s
 # whether NAME is an item of the format is the library's to say: that
@@ -209,7 +214,7 @@ for v in ZKL_BARRIER_PATH ZKL_BARRIER_MEMBERS; do
 done
 grep -q "suspended connection" "$W/barrier-help" || fail "barrier --help says nothing of suspension"
 zkl sem --help >"$W/sem-help"
-for v in ZKL_SEM_PATH ZKL_SEM_LEASES ZKL_SEM_TOKEN --count-path --qty; do
+for v in ZKL_SEM_PATH ZKL_SEM_LEASES ZKL_SEM_TOKEN --count-path --qty --kazoo; do
     grep -q -- "$v" "$W/sem-help" || fail "zkl sem --help does not name $v"
 done
 grep -q "suspended connection" "$W/sem-help" || fail "sem --help says nothing of suspension"
