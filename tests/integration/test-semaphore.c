@@ -28,6 +28,17 @@ static int kids(zkl_session_t *s, const char *root, const char *sub) {
   return it_children(s, p, NULL);
 }
 
+/* The czxid of lease `name` under root/sub (sub NULL: root itself). */
+static uint64_t lease_czxid(zkl_session_t *s, const char *root,
+                            const char *sub, const char *name) {
+  char p[512];
+  if (sub != NULL) snprintf(p, sizeof p, "%s/%s/%s", root, sub, name);
+  else snprintf(p, sizeof p, "%s/%s", root, name);
+  struct Stat st;
+  ck_assert_int_eq(zoo_exists(zkl_session_zhandle(s), p, 0, &st), ZOK);
+  return (uint64_t)st.czxid;
+}
+
 START_TEST(layout_tokens_and_try) {
   char root[128];
   it_root(root, sizeof root, "sem-basic");
@@ -45,6 +56,9 @@ START_TEST(layout_tokens_and_try) {
   ck_assert_int_eq(strlen(la[0].name), 3 + 36 + 1 + 6 + 10);
   ck_assert_int_eq(kids(s, root, "leases"), 3);
   ck_assert_int_eq(kids(s, root, "locks"), 0); /* the gate let go */
+  /* the token is the leases' czxid (from the gate write's mzxid) */
+  ck_assert_uint_eq(lb[0].token, lease_czxid(s, root, "leases", lb[1].name));
+  ck_assert_uint_eq(la[0].token, lease_czxid(s, root, "leases", la[0].name));
   ck_assert_uint_eq(zkl_sem_held(a), 1);
   ck_assert_uint_eq(zkl_sem_held(b), 2);
   /* full */
@@ -429,6 +443,56 @@ START_TEST(holders_listed) {
 }
 END_TEST
 
+/* ---- a gate node its creator may not write ------------------------------------- */
+
+/* The lease multi writes the acquirer's gate node (the write gives the
+ * token and tells a zkl waiter behind it to go on).  Under an ACL that
+ * does not let the creator write its nodes the write is refused
+ * (ZNOAUTH): the acquire then checks the gate node instead and reads the
+ * token after, with the same leases, tokens and order, and nothing left
+ * behind. */
+START_TEST(gate_write_refused) {
+  char root[128];
+  it_root(root, sizeof root, "sem-nowrite");
+  struct ACL no_write = {ZOO_PERM_READ | ZOO_PERM_CREATE | ZOO_PERM_DELETE,
+                         {"world", "anyone"}};
+  struct ACL_vector acl = {1, &no_write};
+  zkl_session_opts_t so;
+  zkl_session_opts_init(&so);
+  so.acl = ZKL_ACL_CUSTOM;
+  so.custom_acl = &acl;
+  zkl_session_t *s = NULL, *o = NULL;
+  ck_assert_int_eq(zkl_session_open(&s, it_hosts(), &so), 0);
+  ck_assert_int_eq(zkl_session_open(&o, it_hosts(), &so), 0);
+  zkl_sem_t *a = sem(s, root, 2), *b = sem(o, root, 2);
+  zkl_lease_t la[2], lb[2];
+  uint64_t last = 0;
+  for (int round = 0; round < 3; round++) {
+    ck_assert_int_eq(zkl_sem_acquire(a, 1, 5000, la), 0);
+    ck_assert_int_eq(zkl_sem_acquire(b, 1, 5000, lb), 0);
+    ck_assert_uint_gt(la[0].token, last);
+    ck_assert_uint_gt(lb[0].token, la[0].token);
+    ck_assert_uint_eq(la[0].token, lease_czxid(s, root, "leases", la[0].name));
+    ck_assert_uint_eq(lb[0].token, lease_czxid(s, root, "leases", lb[0].name));
+    ck_assert_int_eq(zkl_sem_acquire(a, 1, 0, la + 1), ZKL_EBUSY);
+    last = lb[0].token;
+    ck_assert_int_eq(zkl_sem_release_all(a), 0);
+    ck_assert_int_eq(zkl_sem_release_all(b), 0);
+  }
+  /* two at once from one object: one multi, one token */
+  ck_assert_int_eq(zkl_sem_acquire(b, 2, 5000, lb), 0);
+  ck_assert_uint_eq(lb[0].token, lb[1].token);
+  ck_assert_uint_eq(lb[1].token, lease_czxid(s, root, "leases", lb[1].name));
+  ck_assert_int_eq(zkl_sem_release_all(b), 0);
+  ck_assert_int_eq(kids(s, root, "leases"), 0);
+  ck_assert_int_eq(kids(s, root, "locks"), 0);
+  zkl_sem_destroy(a);
+  zkl_sem_destroy(b);
+  zkl_session_close(s);
+  zkl_session_close(o);
+}
+END_TEST
+
 /* ---- kazoo's layout (ZKL_SEM_KAZOO) --------------------------------------------- */
 
 static zkl_sem_t *ksem(zkl_session_t *s, const char *path, int max) {
@@ -474,6 +538,7 @@ START_TEST(kazoo_layout) {
   ck_assert_int_eq(zkl_sem_acquire(b, 2, 5000, lb), 0);
   ck_assert_uint_eq(lb[0].token, lb[1].token); /* still one multi */
   ck_assert_uint_gt(lb[0].token, la[0].token);
+  ck_assert_uint_eq(lb[1].token, lease_czxid(s, root, NULL, lb[1].name));
   ck_assert_int_eq(it_children(s, root, NULL), 3); /* leases: <path>/ */
   ck_assert_int_eq(it_children(s, gate, NULL), 0); /* the gate let go */
   char buf[32];
@@ -575,6 +640,7 @@ Suite *semaphore_suite(void) {
   tcase_add_test(tc, cancel_async_destroy);
   tcase_add_test(tc, sem_bad_input);
   tcase_add_test(tc, holders_listed);
+  tcase_add_test(tc, gate_write_refused);
   tcase_add_test(tc, kazoo_layout);
   suite_add_tcase(su, tc);
   return su;
