@@ -169,6 +169,42 @@ void srv_delta_n(const srv_counters_t *a, const srv_counters_t *b,
 int srv_calibrate(const char *hosts);
 /* Adds the counts of window d to sum (watches and zxid are left alone). */
 void srv_add(srv_counters_t *sum, const srv_counters_t *d);
+
+/* ---- a crew: contender threads let go together (stats.c) ------------------ */
+
+/* S11-S13 run n contender threads at once over one window.  The threads'
+ * mains call bench_crew_wait() first and stop after their current
+ * operation once `stop` is set. */
+typedef struct bench_crew {
+  pthread_barrier_t start;
+  atomic_int stop;       /* set when the cap passed                       */
+  int64_t t0;            /* when the threads were let go (bench_now_ns)   */
+  double cpu_us;         /* this process's CPU over the window            */
+  srv_counters_t srv;    /* the server's work over it, if srv_ok          */
+  int srv_ok;
+  double host_us, ctxt;  /* the host's busy CPU and context switches over
+                            it (/proc/stat), if host_ok                   */
+  int host_ok;
+} bench_crew_t;
+
+/* Starts n threads, main(base + i * size), lets them go together, and
+ * joins them; past cap_s seconds it sets w->stop and joins the rest.  The
+ * window's measurements are in *w.  A thread that cannot be started ends
+ * the program (the others would wait for it for ever): `what` names the
+ * scenario in that message. */
+void bench_crew_run(bench_crew_t *w, const char *what, const char *hosts,
+                    int n, void *(*main)(void *), void *base, size_t size,
+                    int cap_s);
+/* A contender thread's first call: waits until the crew is let go. */
+void bench_crew_wait(bench_crew_t *w);
+/* Fairness of a crew's runs: the fewest / the most operations of one
+ * contender (per[0..n-1]); NAN when none did any. */
+double bench_fairness(const long *per, int n);
+/* Once the peers' rows are merged: a row "zkl/curator" and "zkl/kazoo"
+ * (metric `ratio_metric`, unit "x") of scenario sc, case kase, with the
+ * ratio of zkl's median `metric` to the peer's, for each peer measured. */
+void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
+                       const char *ratio_metric);
 /* How many sessions other than `except` watch `path` (wchp), -1 on
  * failure; and a bounded wait until there is one (0, or -1). */
 int srv_watchers(const char *hosts, const char *path, int64_t except);

@@ -49,14 +49,12 @@ typedef struct cas_run cas_run_t;
 
 typedef struct incer {
   cas_run_t *r;
-  pthread_t th;
   zhandle_t *zh;      /* floor                                    */
   zkl_session_t *s;   /* zkl (NULL: zkl-shared, the run's session) */
   zkl_counter_t *c;
   long done;          /* increments applied                        */
   samples_t lat;      /* µs per increment                          */
   int64_t t_end;      /* when it stopped                           */
-  int joined;
 } incer_t;
 
 struct cas_run {
@@ -65,16 +63,15 @@ struct cas_run {
   long total;               /* increments to do, over all contenders */
   incer_t *c;
   zkl_session_t *shared;    /* zkl-shared                            */
-  pthread_barrier_t start;
+  bench_crew_t crew;
   atomic_long claimed;
-  atomic_int stop;
 };
 
 static void *incer_main(void *arg) {
   incer_t *c = arg;
   cas_run_t *r = c->r;
-  pthread_barrier_wait(&r->start);
-  while (!atomic_load(&r->stop) && atomic_fetch_add(&r->claimed, 1) < r->total) {
+  bench_crew_wait(&r->crew);
+  while (!atomic_load(&r->crew.stop) && atomic_fetch_add(&r->claimed, 1) < r->total) {
     int64_t t0 = bench_now_ns();
     if (r->impl == I_FLOOR) {
       int zrc = floor_counter_add(c->zh, r->path, 1, NULL);
@@ -127,31 +124,6 @@ static void incer_teardown(incer_t *c) {
   samples_free(&c->lat);
 }
 
-/* The whole machine's busy CPU time (µs, every process: the server's too
- * when it is local) and context switches so far, from /proc/stat; -1 when
- * unknown. */
-static int host_sample(double *busy_us, double *ctxt) {
-  FILE *f = fopen("/proc/stat", "r");
-  if (f == NULL) return -1;
-  char line[512];
-  int got = 0;
-  while (fgets(line, sizeof line, f) != NULL) {
-    unsigned long long u, ni, sy, id, io, irq, sirq, st;
-    if (strncmp(line, "cpu ", 4) == 0 &&
-        sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &u, &ni,
-               &sy, &id, &io, &irq, &sirq, &st) == 8) {
-      *busy_us = (double)(u + ni + sy + irq + sirq) * 1e6 /
-                 (double)sysconf(_SC_CLK_TCK);
-      got |= 1;
-    } else if (strncmp(line, "ctxt ", 5) == 0) {
-      *ctxt = strtod(line + 5, NULL);
-      got |= 2;
-    }
-  }
-  fclose(f);
-  return got == 3 ? 0 : -1;
-}
-
 /* One implementation's runs, summed. */
 typedef struct tally {
   samples_t rates;      /* increments per second, one per run   */
@@ -194,47 +166,17 @@ static int run_once(const bench_opts_t *o, int impl, int rep, tally_t *t) {
       ready++;
       goto out;
     }
-  pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
-  int started;
-  for (started = 0; started < n; started++)
-    if (pthread_create(&r.c[started].th, NULL, incer_main, &r.c[started]) != 0)
-      break;
-  if (started < n) { /* the rest wait at the barrier forever: give up */
-    bench_fail("S11: cannot start %d threads", n);
-    exit(1);
-  }
-  srv_counters_t a, b, d;
-  int counted = srv_sample(o->hosts, &a) == 0;
-  double h0 = 0, x0 = 0, h1 = 0, x1 = 0;
-  int hosted = host_sample(&h0, &x0) == 0;
-  double cpu0 = bench_cpu_us();
-  pthread_barrier_wait(&r.start);
-  int64_t t0 = bench_now_ns();
-  struct timespec cap;
-  clock_gettime(CLOCK_REALTIME, &cap);
-  cap.tv_sec += BENCH_S11_CAP_S;
-  for (int i = 0; i < n; i++)
-    if (pthread_timedjoin_np(r.c[i].th, NULL, &cap) == 0) {
-      r.c[i].joined = 1;
-    } else {
-      atomic_store(&r.stop, 1); /* each stops after its increment */
-      break;
-    }
-  for (int i = 0; i < n; i++)
-    if (!r.c[i].joined) pthread_join(r.c[i].th, NULL);
-  t->cpu_us += bench_cpu_us() - cpu0;
-  if (hosted && host_sample(&h1, &x1) == 0) {
-    t->host_us += h1 - h0;
-    t->ctxt += x1 - x0;
+  bench_crew_run(&r.crew, "S11", o->hosts, n, incer_main, r.c, sizeof *r.c,
+                 BENCH_S11_CAP_S);
+  int64_t t0 = r.crew.t0;
+  t->cpu_us += r.crew.cpu_us;
+  if (r.crew.srv_ok) srv_add(&t->srv, &r.crew.srv);
+  else t->srv_ok = 0;
+  if (r.crew.host_ok) {
+    t->host_us += r.crew.host_us;
+    t->ctxt += r.crew.ctxt;
   } else {
     t->host_ok = 0;
-  }
-  pthread_barrier_destroy(&r.start);
-  if (counted && srv_sample(o->hosts, &b) == 0) {
-    srv_delta(&a, &b, &d);
-    srv_add(&t->srv, &d);
-  } else {
-    t->srv_ok = 0;
   }
   int64_t t_end = t0;
   long sum = 0;
@@ -290,16 +232,11 @@ void sc_counter(const bench_opts_t *o) {
   for (int i = 0; i < N_IMPLS; i++) {
     if (ok && t[i].done > 0) {
       const char *impl = impl_names[i];
-      long lo = -1, hi = 0;
-      for (int k = 0; k < n; k++) {
-        if (lo < 0 || t[i].per[k] < lo) lo = t[i].per[k];
-        if (t[i].per[k] > hi) hi = t[i].per[k];
-      }
       result_add("11", kase, impl, "increments/s", "1/s",
                  samples_quantile(&t[i].rates, 0.5), NAN, t[i].done);
       result_add_samples("11", kase, impl, "increment", "us", &t[i].lat);
       result_add("11", kase, impl, "fairness", "",
-                 hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
+                 bench_fairness(t[i].per, n), NAN, n);
       if (t[i].srv_ok)
         srv_report("11", kase, impl, "inc", &t[i].srv, (double)t[i].done);
       result_add("11", kase, impl, "cpu/inc", "us",

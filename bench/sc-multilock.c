@@ -52,7 +52,6 @@ typedef struct ml_run ml_run_t;
 
 typedef struct mlc {
   ml_run_t *r;
-  pthread_t th;
   int order[ZKL_MULTILOCK_MAX]; /* its own order of the run's paths       */
   zhandle_t *zh;                /* floor                                  */
   floor_multilock_t fm;
@@ -63,7 +62,6 @@ typedef struct mlc {
   samples_t acq;                /* µs per lock call                       */
   samples_t hand;               /* µs per handoff                         */
   int64_t t_end;
-  int joined;
 } mlc_t;
 
 struct ml_run {
@@ -71,9 +69,8 @@ struct ml_run {
   char (*paths)[256];
   long total;               /* acquisitions to do, over all contenders */
   mlc_t *c;
-  pthread_barrier_t start;
+  bench_crew_t crew;
   atomic_long claimed;
-  atomic_int stop;
   atomic_int holders[ZKL_MULTILOCK_MAX]; /* per path, in the run's order */
   atomic_long violations;
   atomic_llong last_release;
@@ -82,8 +79,8 @@ struct ml_run {
 static void *mlc_main(void *arg) {
   mlc_t *c = arg;
   ml_run_t *r = c->r;
-  pthread_barrier_wait(&r->start);
-  while (!atomic_load(&r->stop) &&
+  bench_crew_wait(&r->crew);
+  while (!atomic_load(&r->crew.stop) &&
          atomic_fetch_add(&r->claimed, 1) < r->total) {
     int64_t t0 = bench_now_ns();
     int rc = r->impl == I_FLOOR ? floor_multilock_acquire(&c->fm,
@@ -209,40 +206,12 @@ static int run_once(const bench_opts_t *o, int impl, int k, int rep,
       ready++;
       goto out;
     }
-  pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
-  int started;
-  for (started = 0; started < n; started++)
-    if (pthread_create(&r.c[started].th, NULL, mlc_main, &r.c[started]) != 0)
-      break;
-  if (started < n) { /* the rest wait at the barrier forever: give up */
-    bench_fail("S12: cannot start %d threads", n);
-    exit(1);
-  }
-  srv_counters_t a, b, d;
-  int counted = srv_sample(o->hosts, &a) == 0;
-  double cpu0 = bench_cpu_us();
-  pthread_barrier_wait(&r.start);
-  int64_t t0 = bench_now_ns();
-  struct timespec cap;
-  clock_gettime(CLOCK_REALTIME, &cap);
-  cap.tv_sec += BENCH_S12_CAP_S;
-  for (int i = 0; i < n; i++)
-    if (pthread_timedjoin_np(r.c[i].th, NULL, &cap) == 0) {
-      r.c[i].joined = 1;
-    } else {
-      atomic_store(&r.stop, 1); /* each stops after its acquisition */
-      break;
-    }
-  for (int i = 0; i < n; i++)
-    if (!r.c[i].joined) pthread_join(r.c[i].th, NULL);
-  t->cpu_us += bench_cpu_us() - cpu0;
-  pthread_barrier_destroy(&r.start);
-  if (counted && srv_sample(o->hosts, &b) == 0) {
-    srv_delta(&a, &b, &d);
-    srv_add(&t->srv, &d);
-  } else {
-    t->srv_ok = 0;
-  }
+  bench_crew_run(&r.crew, "S12", o->hosts, n, mlc_main, r.c, sizeof *r.c,
+                 BENCH_S12_CAP_S);
+  int64_t t0 = r.crew.t0;
+  t->cpu_us += r.crew.cpu_us;
+  if (r.crew.srv_ok) srv_add(&t->srv, &r.crew.srv);
+  else t->srv_ok = 0;
   int64_t t_end = t0;
   long sum = 0;
   for (int i = 0; i < n; i++) {
@@ -311,17 +280,12 @@ void sc_multilock(const bench_opts_t *o) {
     for (int i = 0; i < N_IMPLS; i++) {
       if (ok && t[i].done > 0) {
         const char *impl = impl_names[i];
-        long lo = -1, hi = 0;
-        for (int c = 0; c < n; c++) {
-          if (lo < 0 || t[i].per[c] < lo) lo = t[i].per[c];
-          if (t[i].per[c] > hi) hi = t[i].per[c];
-        }
         result_add("12", kase, impl, "acquisitions/s", "1/s",
                    samples_quantile(&t[i].rates, 0.5), NAN, t[i].done);
         result_add_samples("12", kase, impl, "acquire", "us", &t[i].acq);
         result_add_samples("12", kase, impl, "handoff", "us", &t[i].hand);
         result_add("12", kase, impl, "fairness", "",
-                   hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
+                   bench_fairness(t[i].per, n), NAN, n);
         if (t[i].srv_ok)
           srv_report("12", kase, impl, "acq", &t[i].srv, (double)t[i].done);
         result_add("12", kase, impl, "cpu/acq", "us",
@@ -338,19 +302,9 @@ void sc_multilock(const bench_opts_t *o) {
 
 void sc_multilock_ratios(const bench_opts_t *o) {
   if (!(o->only & (1u << 12))) return;
-  static const char *const peers[] = {"curator", "kazoo"};
   for (int ki = 0; ki < o->n_ml_paths; ki++) {
     char kase[24];
     kase_of(kase, sizeof kase, o->ml_paths[ki], o->ml_contenders);
-    const result_t *z = result_find("12", kase, "zkl", "acquisitions/s");
-    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
-      const result_t *p = result_find("12", kase, peers[i], "acquisitions/s");
-      if (z == NULL || p == NULL || !(p->median > 0)) continue;
-      char impl[16];
-      snprintf(impl, sizeof impl, "zkl/%s", peers[i]);
-      /* a metric of its own: no floor row to be divided by */
-      result_add("12", kase, impl, "acq/s ratio", "x",
-                 z->median / p->median, NAN, 0);
-    }
+    bench_peer_ratios("12", kase, "acquisitions/s", "acq/s ratio");
   }
 }

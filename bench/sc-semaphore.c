@@ -54,7 +54,6 @@ typedef struct sem_run sem_run_t;
 
 typedef struct semc {
   sem_run_t *r;
-  pthread_t th;
   zhandle_t *zh;      /* floor                                     */
   floor_sem_t fs;
   int fs_ok;
@@ -63,7 +62,6 @@ typedef struct semc {
   long done;          /* grants                                     */
   samples_t acq;      /* µs per acquire call                        */
   int64_t t_end;
-  int joined;
 } semc_t;
 
 struct sem_run {
@@ -71,9 +69,8 @@ struct sem_run {
   char path[256];
   long total;               /* grants to do, over all contenders */
   semc_t *c;
-  pthread_barrier_t start;
+  bench_crew_t crew;
   atomic_long claimed;
-  atomic_int stop;
   atomic_int holders;       /* holding now, in this process      */
   atomic_int peak;          /* the most seen at once             */
   atomic_long violations;   /* grants that found MAX holding     */
@@ -83,8 +80,8 @@ static void *semc_main(void *arg) {
   semc_t *c = arg;
   sem_run_t *r = c->r;
   zkl_lease_t lease;
-  pthread_barrier_wait(&r->start);
-  while (!atomic_load(&r->stop) &&
+  bench_crew_wait(&r->crew);
+  while (!atomic_load(&r->crew.stop) &&
          atomic_fetch_add(&r->claimed, 1) < r->total) {
     int64_t t0 = bench_now_ns();
     int rc = r->impl == I_FLOOR
@@ -200,40 +197,12 @@ static int run_once(const bench_opts_t *o, int impl, int max, int rep,
       ready++;
       goto out;
     }
-  pthread_barrier_init(&r.start, NULL, (unsigned)n + 1);
-  int started;
-  for (started = 0; started < n; started++)
-    if (pthread_create(&r.c[started].th, NULL, semc_main, &r.c[started]) != 0)
-      break;
-  if (started < n) { /* the rest wait at the barrier forever: give up */
-    bench_fail("S13: cannot start %d threads", n);
-    exit(1);
-  }
-  srv_counters_t a, b, d;
-  int counted = srv_sample(o->hosts, &a) == 0;
-  double cpu0 = bench_cpu_us();
-  pthread_barrier_wait(&r.start);
-  int64_t t0 = bench_now_ns();
-  struct timespec cap;
-  clock_gettime(CLOCK_REALTIME, &cap);
-  cap.tv_sec += BENCH_S13_CAP_S;
-  for (int i = 0; i < n; i++)
-    if (pthread_timedjoin_np(r.c[i].th, NULL, &cap) == 0) {
-      r.c[i].joined = 1;
-    } else {
-      atomic_store(&r.stop, 1); /* each stops after its grant */
-      break;
-    }
-  for (int i = 0; i < n; i++)
-    if (!r.c[i].joined) pthread_join(r.c[i].th, NULL);
-  t->cpu_us += bench_cpu_us() - cpu0;
-  pthread_barrier_destroy(&r.start);
-  if (counted && srv_sample(o->hosts, &b) == 0) {
-    srv_delta(&a, &b, &d);
-    srv_add(&t->srv, &d);
-  } else {
-    t->srv_ok = 0;
-  }
+  bench_crew_run(&r.crew, "S13", o->hosts, n, semc_main, r.c, sizeof *r.c,
+                 BENCH_S13_CAP_S);
+  int64_t t0 = r.crew.t0;
+  t->cpu_us += r.crew.cpu_us;
+  if (r.crew.srv_ok) srv_add(&t->srv, &r.crew.srv);
+  else t->srv_ok = 0;
   int64_t t_end = t0;
   long sum = 0;
   for (int i = 0; i < n; i++) {
@@ -318,18 +287,13 @@ void sc_semaphore(const bench_opts_t *o) {
     for (int i = 0; i < N_IMPLS; i++) {
       if (ok && t[i].done > 0) {
         const char *impl = impl_names[i];
-        long lo = -1, hi = 0;
-        for (int c = 0; c < n; c++) {
-          if (lo < 0 || t[i].per[c] < lo) lo = t[i].per[c];
-          if (t[i].per[c] > hi) hi = t[i].per[c];
-        }
         result_add("13", kase, impl, "grants/s", "1/s",
                    samples_quantile(&t[i].rates, 0.5), NAN, t[i].done);
         result_add_samples("13", kase, impl, "acquire", "us", &t[i].acq);
         result_add("13", kase, impl, "peak holders", "", t[i].peak, NAN,
                    t[i].runs);
         result_add("13", kase, impl, "fairness", "",
-                   hi > 0 ? (double)lo / (double)hi : NAN, NAN, n);
+                   bench_fairness(t[i].per, n), NAN, n);
         if (t[i].srv_ok)
           srv_report("13", kase, impl, "grant", &t[i].srv,
                      (double)t[i].done);
@@ -346,19 +310,9 @@ void sc_semaphore(const bench_opts_t *o) {
 
 void sc_semaphore_ratios(const bench_opts_t *o) {
   if (!(o->only & (1u << 13))) return;
-  static const char *const peers[] = {"curator", "kazoo"};
   for (int mi = 0; mi < o->n_sem_max; mi++) {
     char kase[24];
     kase_of(kase, sizeof kase, o->sem_max[mi], o->sem_contenders);
-    const result_t *z = result_find("13", kase, "zkl", "grants/s");
-    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
-      const result_t *p = result_find("13", kase, peers[i], "grants/s");
-      if (z == NULL || p == NULL || !(p->median > 0)) continue;
-      char impl[16];
-      snprintf(impl, sizeof impl, "zkl/%s", peers[i]);
-      /* a metric of its own: no floor row to be divided by */
-      result_add("13", kase, impl, "grants/s ratio", "x",
-                 z->median / p->median, NAN, 0);
-    }
+    bench_peer_ratios("13", kase, "grants/s", "grants/s ratio");
   }
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -349,4 +350,103 @@ int results_write_csv(const char *path, const char *config) {
   int rc = ferror(f) ? -1 : 0;
   if (fclose(f) != 0) rc = -1;
   return rc;
+}
+
+/* ---- a crew ------------------------------------------------------------------------ */
+
+/* The host's busy CPU (µs) and context switches so far, from /proc/stat.
+ * 0 or -1. */
+static int host_sample(double *busy_us, double *ctxt) {
+  FILE *f = fopen("/proc/stat", "r");
+  if (f == NULL) return -1;
+  char line[512];
+  int got = 0;
+  while (fgets(line, sizeof line, f) != NULL) {
+    unsigned long long u, ni, sy, id, io, irq, sirq, st;
+    if (strncmp(line, "cpu ", 4) == 0 &&
+        sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &u, &ni,
+               &sy, &id, &io, &irq, &sirq, &st) == 8) {
+      *busy_us = (double)(u + ni + sy + irq + sirq) * 1e6 /
+                 (double)sysconf(_SC_CLK_TCK);
+      got |= 1;
+    } else if (strncmp(line, "ctxt ", 5) == 0) {
+      *ctxt = strtod(line + 5, NULL);
+      got |= 2;
+    }
+  }
+  fclose(f);
+  return got == 3 ? 0 : -1;
+}
+
+void bench_crew_wait(bench_crew_t *w) { pthread_barrier_wait(&w->start); }
+
+void bench_crew_run(bench_crew_t *w, const char *what, const char *hosts,
+                    int n, void *(*main)(void *), void *base, size_t size,
+                    int cap_s) {
+  pthread_t *th = calloc((size_t)n, sizeof *th);
+  char *joined = calloc((size_t)n, 1);
+  if (th == NULL || joined == NULL) {
+    bench_fail("%s: no memory for %d threads", what, n);
+    exit(1);
+  }
+  atomic_store(&w->stop, 0);
+  pthread_barrier_init(&w->start, NULL, (unsigned)n + 1);
+  for (int i = 0; i < n; i++)
+    if (pthread_create(&th[i], NULL, main, (char *)base + (size_t)i * size) !=
+        0) { /* the rest wait at the barrier for ever: give up */
+      bench_fail("%s: cannot start %d threads", what, n);
+      exit(1);
+    }
+  srv_counters_t a, b;
+  int counted = srv_sample(hosts, &a) == 0;
+  double h0 = 0, x0 = 0, h1 = 0, x1 = 0;
+  int hosted = host_sample(&h0, &x0) == 0;
+  double cpu0 = bench_cpu_us();
+  pthread_barrier_wait(&w->start);
+  w->t0 = bench_now_ns();
+  struct timespec cap;
+  clock_gettime(CLOCK_REALTIME, &cap);
+  cap.tv_sec += cap_s;
+  for (int i = 0; i < n; i++)
+    if (pthread_timedjoin_np(th[i], NULL, &cap) == 0) {
+      joined[i] = 1;
+    } else {
+      atomic_store(&w->stop, 1); /* each stops after its operation */
+      break;
+    }
+  for (int i = 0; i < n; i++)
+    if (!joined[i]) pthread_join(th[i], NULL);
+  w->cpu_us = bench_cpu_us() - cpu0;
+  w->host_ok = hosted && host_sample(&h1, &x1) == 0;
+  w->host_us = w->host_ok ? h1 - h0 : 0;
+  w->ctxt = w->host_ok ? x1 - x0 : 0;
+  pthread_barrier_destroy(&w->start);
+  w->srv_ok = counted && srv_sample(hosts, &b) == 0;
+  if (w->srv_ok) srv_delta(&a, &b, &w->srv);
+  free(th);
+  free(joined);
+}
+
+double bench_fairness(const long *per, int n) {
+  long lo = -1, hi = 0;
+  for (int i = 0; i < n; i++) {
+    if (lo < 0 || per[i] < lo) lo = per[i];
+    if (per[i] > hi) hi = per[i];
+  }
+  return hi > 0 ? (double)lo / (double)hi : NAN;
+}
+
+void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
+                       const char *ratio_metric) {
+  static const char *const peers[] = {"curator", "kazoo"};
+  const result_t *z = result_find(sc, kase, "zkl", metric);
+  for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+    const result_t *p = result_find(sc, kase, peers[i], metric);
+    if (z == NULL || p == NULL || !(p->median > 0)) continue;
+    char impl[16];
+    snprintf(impl, sizeof impl, "zkl/%s", peers[i]);
+    /* a metric of its own: no floor row to be divided by */
+    result_add(sc, kase, impl, ratio_metric, "x", z->median / p->median, NAN,
+               0);
+  }
 }
