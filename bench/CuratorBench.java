@@ -240,55 +240,42 @@ public class CuratorBench {
   }
 
   // What one run did.
-  static class Run {
-    long done;                // increments applied
+  // n contender threads on clients of their own, let go together: each runs
+  // op.once(me) in a loop until `total` operations are done over all of
+  // them, op.once() says false (an error, recorded), or capS passed (then
+  // each stops after its operation); the window's server work and this
+  // process's and the machine's CPU are taken around it.  S11-S13's runs.
+  interface Op {
+    boolean once(int me) throws Exception;
+  }
+
+  static class Crew {
+    long done;                // operations done
     long[] per;               // of each contender
-    double rate;              // increments per second
-    List<Double> lat = Collections.synchronizedList(new ArrayList<>());
+    double rate;              // operations per second
     Map<String, Double> srv;  // the server's work
     double cpuNs;             // this process's CPU time
     double[] host;            // the machine's busy µs and context switches
-  }
 
-  // n contenders, each on a client of its own, increment the node at path
-  // (made with 4 zero bytes) until total increments are done or capS
-  // passed; then the node must hold what they did.
-  static Run once(CuratorFramework admin, String path, int n, long total, double capS)
-      throws Exception {
-    admin.create().creatingParentsIfNeeded().forPath(path, new byte[4]);
-    Run r = new Run();
-    r.per = new long[n];
-    CuratorFramework[] clients = new CuratorFramework[n];
-    DistributedAtomicInteger[] dai = new DistributedAtomicInteger[n];
-    long[] end = new long[n];
-    Thread[] threads = new Thread[n];
-    AtomicLong claimed = new AtomicLong();
-    AtomicBoolean stop = new AtomicBoolean();
-    CyclicBarrier start = new CyclicBarrier(n + 1);
-    try {
-      for (int i = 0; i < n; i++) {
-        clients[i] = client();
-        dai[i] = new DistributedAtomicInteger(clients[i], path, new RetryNTimes(1000, 0));
-        if (!dai[i].get().succeeded()) throw new Exception("a first get failed");
-      }
+    void run(int n, long total, double capS, String what, String noun, Op op)
+        throws Exception {
+      per = new long[n];
+      long[] end = new long[n];
+      Thread[] threads = new Thread[n];
+      AtomicLong claimed = new AtomicLong();
+      AtomicBoolean stop = new AtomicBoolean();
+      CyclicBarrier start = new CyclicBarrier(n + 1);
       for (int i = 0; i < n; i++) {
         final int me = i;
         threads[i] = new Thread(() -> {
           try {
             start.await();
             while (!stop.get() && claimed.getAndIncrement() < total) {
-              long t0 = System.nanoTime();
-              AtomicValue<Integer> v = dai[me].increment();
-              long t1 = System.nanoTime();
-              if (!v.succeeded()) {
-                errors.add("increment() did not succeed in 1000 tries");
-                break;
-              }
-              r.lat.add((t1 - t0) / 1e3);
-              r.per[me]++;
+              if (!op.once(me)) break;
+              per[me]++;
             }
           } catch (Exception e) {
-            errors.add(e.toString());
+            errors.add(what + ": " + e);
           }
           end[me] = System.nanoTime();
         });
@@ -303,24 +290,57 @@ public class CuratorBench {
       for (Thread t : threads) {
         t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
         if (t.isAlive()) {
-          stop.set(true); // each stops after its increment
+          stop.set(true); // each stops after its operation
           break;
         }
       }
       for (Thread t : threads) t.join();
-      r.cpuNs = cpuNs() - c0;
+      cpuNs = cpuNs() - c0;
       double[] h1 = host();
-      if (h0 != null && h1 != null) r.host = new double[] {h1[0] - h0[0], h1[1] - h0[1]};
-      r.srv = delta(s0, sample(), overhead);
+      if (h0 != null && h1 != null) host = new double[] {h1[0] - h0[0], h1[1] - h0[1]};
+      srv = delta(s0, sample(), overhead);
       long tEnd = t0;
       for (int i = 0; i < n; i++) {
-        r.done += r.per[i];
+        done += per[i];
         tEnd = Math.max(tEnd, end[i]);
       }
-      r.rate = tEnd > t0 ? r.done * 1e9 / (tEnd - t0) : Double.NaN;
-      if (r.done < total)
-        System.err.printf("CuratorBench: a run stopped after %.0f s with %d of %d "
-                          + "increments%n", capS, r.done, total);
+      rate = tEnd > t0 ? done * 1e9 / (tEnd - t0) : Double.NaN;
+      if (done < total)
+        System.err.printf("CuratorBench: %s: a run stopped after %.0f s with %d of %d %s%n",
+                          what, capS, done, total, noun);
+    }
+  }
+
+  static class Run extends Crew {
+    List<Double> lat = Collections.synchronizedList(new ArrayList<>());
+  }
+
+  // n contenders, each on a client of its own, increment the node at path
+  // (made with 4 zero bytes) until total increments are done or capS
+  // passed; then the node must hold what they did.
+  static Run once(CuratorFramework admin, String path, int n, long total, double capS)
+      throws Exception {
+    admin.create().creatingParentsIfNeeded().forPath(path, new byte[4]);
+    Run r = new Run();
+    CuratorFramework[] clients = new CuratorFramework[n];
+    DistributedAtomicInteger[] dai = new DistributedAtomicInteger[n];
+    try {
+      for (int i = 0; i < n; i++) {
+        clients[i] = client();
+        dai[i] = new DistributedAtomicInteger(clients[i], path, new RetryNTimes(1000, 0));
+        if (!dai[i].get().succeeded()) throw new Exception("a first get failed");
+      }
+      r.run(n, total, capS, "S11", "increments", me -> {
+        long t0 = System.nanoTime();
+        AtomicValue<Integer> v = dai[me].increment();
+        long t1 = System.nanoTime();
+        if (!v.succeeded()) {
+          errors.add("increment() did not succeed in 1000 tries");
+          return false;
+        }
+        r.lat.add((t1 - t0) / 1e3);
+        return true;
+      });
       int value = decode(admin.getData().forPath(path));
       if (value != r.done)
         errors.add(String.format("%s holds %d after %d increments: a lost update", path,
@@ -338,14 +358,9 @@ public class CuratorBench {
   static final int WARM_ACQUISITIONS = 10; // per contender, per K, before the runs
 
   // What one S12 run did.
-  static class MlRun {
-    long done;
-    long[] per;
-    double rate;
+  static class MlRun extends Crew {
     List<Double> acq = Collections.synchronizedList(new ArrayList<>());
     List<Double> hand = Collections.synchronizedList(new ArrayList<>());
-    Map<String, Double> srv;
-    double cpuNs;
   }
 
   // n contenders, each on a client of its own with an InterProcessMultiLock
@@ -361,78 +376,36 @@ public class CuratorBench {
     }
     Collections.sort(paths); // the same order for every contender
     MlRun r = new MlRun();
-    r.per = new long[n];
     CuratorFramework[] clients = new CuratorFramework[n];
     InterProcessMultiLock[] locks = new InterProcessMultiLock[n];
-    long[] end = new long[n];
-    Thread[] threads = new Thread[n];
-    AtomicLong claimed = new AtomicLong();
-    AtomicBoolean stop = new AtomicBoolean();
     AtomicIntegerArray holders = new AtomicIntegerArray(k);
     AtomicLong violations = new AtomicLong();
     AtomicBoolean released = new AtomicBoolean(); // lastRelease is set
     AtomicLong lastRelease = new AtomicLong();
-    CyclicBarrier start = new CyclicBarrier(n + 1);
     try {
       for (int i = 0; i < n; i++) {
         clients[i] = client();
         locks[i] = new InterProcessMultiLock(clients[i], paths);
       }
-      for (int i = 0; i < n; i++) {
-        final int me = i;
-        threads[i] = new Thread(() -> {
-          try {
-            start.await();
-            while (!stop.get() && claimed.getAndIncrement() < total) {
-              long t0 = System.nanoTime();
-              if (!locks[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS)) {
-                errors.add("S12 K=" + k + ": acquire() timed out");
-                break;
-              }
-              long t1 = System.nanoTime();
-              for (int j = 0; j < k; j++)
-                if (holders.getAndIncrement(j) != 0) violations.incrementAndGet();
-              boolean had = released.get();
-              long prev = lastRelease.get();
-              r.acq.add((t1 - t0) / 1e3);
-              if (had) r.hand.add((t1 - Math.max(prev, t0)) / 1e3);
-              r.per[me]++;
-              for (int j = 0; j < k; j++) holders.decrementAndGet(j);
-              lastRelease.set(System.nanoTime());
-              released.set(true);
-              locks[me].release();
-            }
-          } catch (Exception e) {
-            errors.add("S12 K=" + k + ": " + e);
-          }
-          end[me] = System.nanoTime();
-        });
-        threads[i].start();
-      }
-      Map<String, Double> s0 = sample();
-      double c0 = cpuNs();
-      start.await(60, TimeUnit.SECONDS);
-      long t0 = System.nanoTime();
-      long deadline = t0 + (long) (capS * 1e9);
-      for (Thread t : threads) {
-        t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
-        if (t.isAlive()) {
-          stop.set(true); // each stops after its acquisition
-          break;
+      r.run(n, total, capS, "S12 K=" + k, "acquisitions", me -> {
+        long t0 = System.nanoTime();
+        if (!locks[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS)) {
+          errors.add("S12 K=" + k + ": acquire() timed out");
+          return false;
         }
-      }
-      for (Thread t : threads) t.join();
-      r.cpuNs = cpuNs() - c0;
-      r.srv = delta(s0, sample(), overhead);
-      long tEnd = t0;
-      for (int i = 0; i < n; i++) {
-        r.done += r.per[i];
-        tEnd = Math.max(tEnd, end[i]);
-      }
-      r.rate = tEnd > t0 ? r.done * 1e9 / (tEnd - t0) : Double.NaN;
-      if (r.done < total)
-        System.err.printf("CuratorBench: S12 K=%d: a run stopped after %.0f s with %d of %d "
-                          + "acquisitions%n", k, capS, r.done, total);
+        long t1 = System.nanoTime();
+        for (int j = 0; j < k; j++)
+          if (holders.getAndIncrement(j) != 0) violations.incrementAndGet();
+        boolean had = released.get();
+        long prev = lastRelease.get();
+        r.acq.add((t1 - t0) / 1e3);
+        if (had) r.hand.add((t1 - Math.max(prev, t0)) / 1e3);
+        for (int j = 0; j < k; j++) holders.decrementAndGet(j);
+        lastRelease.set(System.nanoTime());
+        released.set(true);
+        locks[me].release();
+        return true;
+      });
       if (violations.get() != 0)
         errors.add(String.format("S12 K=%d: two holders of one path at once %d times", k,
                                  violations.get()));
@@ -548,14 +521,9 @@ public class CuratorBench {
   static final int WARM_GRANTS = 10; // per contender, per MAX, before the runs
 
   // What one S13 run did.
-  static class SemRun {
-    long done;
-    long[] per;
-    double rate;
+  static class SemRun extends Crew {
     int peak;
     List<Double> acq = Collections.synchronizedList(new ArrayList<>());
-    Map<String, Double> srv;
-    double cpuNs;
   }
 
   // n contenders, each on a client of its own with an
@@ -566,76 +534,34 @@ public class CuratorBench {
     admin.create().creatingParentsIfNeeded().forPath(path + "/locks");
     admin.create().creatingParentsIfNeeded().forPath(path + "/leases");
     SemRun r = new SemRun();
-    r.per = new long[n];
     CuratorFramework[] clients = new CuratorFramework[n];
     InterProcessSemaphoreV2[] sems = new InterProcessSemaphoreV2[n];
-    long[] end = new long[n];
-    Thread[] threads = new Thread[n];
-    AtomicLong claimed = new AtomicLong();
-    AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger holders = new AtomicInteger();
     AtomicInteger peak = new AtomicInteger();
     AtomicLong violations = new AtomicLong();
-    CyclicBarrier start = new CyclicBarrier(n + 1);
     try {
       for (int i = 0; i < n; i++) {
         clients[i] = client();
         sems[i] = new InterProcessSemaphoreV2(clients[i], path, max);
       }
-      for (int i = 0; i < n; i++) {
-        final int me = i;
-        threads[i] = new Thread(() -> {
-          try {
-            start.await();
-            while (!stop.get() && claimed.getAndIncrement() < total) {
-              long t0 = System.nanoTime();
-              Lease lease = sems[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS);
-              if (lease == null) {
-                errors.add("S13 MAX=" + max + ": acquire() timed out");
-                break;
-              }
-              long t1 = System.nanoTime();
-              int h = holders.incrementAndGet();
-              if (h > max) violations.incrementAndGet();
-              peak.accumulateAndGet(h, Math::max);
-              r.acq.add((t1 - t0) / 1e3);
-              r.per[me]++;
-              if (holdMs > 0) Thread.sleep(holdMs);
-              holders.decrementAndGet();
-              sems[me].returnLease(lease);
-            }
-          } catch (Exception e) {
-            errors.add("S13 MAX=" + max + ": " + e);
-          }
-          end[me] = System.nanoTime();
-        });
-        threads[i].start();
-      }
-      Map<String, Double> s0 = sample();
-      double c0 = cpuNs();
-      start.await(60, TimeUnit.SECONDS);
-      long t0 = System.nanoTime();
-      long deadline = t0 + (long) (capS * 1e9);
-      for (Thread t : threads) {
-        t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
-        if (t.isAlive()) {
-          stop.set(true); // each stops after its grant
-          break;
+      r.run(n, total, capS, "S13 MAX=" + max, "grants", me -> {
+        long t0 = System.nanoTime();
+        Lease lease = sems[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS);
+        if (lease == null) {
+          errors.add("S13 MAX=" + max + ": acquire() timed out");
+          return false;
         }
-      }
-      for (Thread t : threads) t.join();
-      r.cpuNs = cpuNs() - c0;
-      r.srv = delta(s0, sample(), overhead);
-      long tEnd = t0;
-      for (int i = 0; i < n; i++) {
-        r.done += r.per[i];
-        tEnd = Math.max(tEnd, end[i]);
-      }
-      r.rate = tEnd > t0 ? r.done * 1e9 / (tEnd - t0) : Double.NaN;
+        long t1 = System.nanoTime();
+        int h = holders.incrementAndGet();
+        if (h > max) violations.incrementAndGet();
+        peak.accumulateAndGet(h, Math::max);
+        r.acq.add((t1 - t0) / 1e3);
+        if (holdMs > 0) Thread.sleep(holdMs);
+        holders.decrementAndGet();
+        sems[me].returnLease(lease);
+        return true;
+      });
       r.peak = peak.get();
-      if (r.done < total)
-        System.err.printf("CuratorBench: S13 MAX=%d: a run stopped after %.0f s with %d of %d "
-                          + "grants%n", max, capS, r.done, total);
       if (violations.get() != 0)
         errors.add(String.format("S13 MAX=%d: more than MAX holders at once %d times "
                                  + "(peak %d)", max, violations.get(), r.peak));

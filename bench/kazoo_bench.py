@@ -861,7 +861,11 @@ def host_sample():
     return None if busy is None or ctxt is None else (busy, ctxt)
 
 
-class CasRun(object):
+class Crew(object):
+    """What the contenders of one S11-S13 run share: `total` operations
+    over all of them (slots, so that all contend to the end), a barrier
+    that lets them go together, and the stop at the cap."""
+
     def __init__(self, n, total):
         self.lock = threading.Lock()
         self.claimed = 0
@@ -877,31 +881,94 @@ class CasRun(object):
             return True
 
 
-class Incrementer(threading.Thread):
-    """A contender on its own session: counter += 1 while slots last."""
+class CrewThread(threading.Thread):
+    """A contender: once() per slot while slots last; an exception is
+    reported (the run goes on without it) and cleanup() runs."""
+    tag = "S?"
 
-    def __init__(self, hosts, path, run, retry):
+    def __init__(self, run):
         super().__init__(daemon=True)
-        self.zk = client(hosts, command_retry=retry)
-        self.counter = self.zk.Counter(path, default=0, support_curator=True)
-        self.counter.value  # warm: the path ensured, one read
         self.run_ = run
         self.done = 0
-        self.lat = []
         self.t_end = 0
+
+    def once(self):
+        raise NotImplementedError
+
+    def cleanup(self):
+        pass
 
     def run(self):
         r = self.run_
         try:
             r.start.wait(60)
             while r.claim():
-                t0 = now_ns()
-                self.counter += 1
-                self.lat.append((now_ns() - t0) / 1e3)
+                self.once()
                 self.done += 1
         except Exception as e:  # reported, the run goes on
-            ERRORS.append("S11 contender: %s: %s" % (type(e).__name__, e))
+            ERRORS.append("%s contender: %s: %s" % (self.tag, type(e).__name__,
+                                                    e))
+            try:
+                self.cleanup()
+            except Exception:
+                pass
         self.t_end = now_ns()
+
+
+def crew_window(args, run, cons, cap_s):
+    """Starts cons, lets them go together and joins them (past cap_s
+    each stops after its operation): (t0, cpu s, the server's delta with
+    the machine's "host_us" and "ctxt" over the window)."""
+    for c in cons:
+        c.start()
+    a = srv_sample(args.hosts)
+    h0 = host_sample()
+    cpu0 = time.process_time()
+    run.start.wait(60)
+    t0 = now_ns()
+    deadline = time.monotonic() + cap_s
+    for c in cons:
+        c.join(max(0.001, deadline - time.monotonic()))
+        if c.is_alive():
+            with run.lock:
+                run.stop = True  # each stops after its operation
+            break
+    for c in cons:
+        c.join()
+    cpu = time.process_time() - cpu0
+    h1 = host_sample()
+    d = srv_delta(a, srv_sample(args.hosts))
+    d["host_us"] = h1[0] - h0[0] if h0 and h1 else float("nan")
+    d["ctxt"] = h1[1] - h0[1] if h0 and h1 else float("nan")
+    return t0, cpu, d
+
+
+def crew_rate(run, cons, t0, what, noun, cap_s):
+    """(operations done, their rate) of a run; a run cut at the cap is
+    said on stderr."""
+    done = sum(c.done for c in cons)
+    t_end = max([c.t_end for c in cons] + [t0])
+    if done < run.total:
+        print("kazoo_bench: %s: a run stopped after %d s with %d of %d %s"
+              % (what, cap_s, done, run.total, noun), file=sys.stderr)
+    return done, done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
+
+
+class Incrementer(CrewThread):
+    """A contender on its own session: counter += 1 while slots last."""
+    tag = "S11"
+
+    def __init__(self, hosts, path, run, retry):
+        super().__init__(run)
+        self.zk = client(hosts, command_retry=retry)
+        self.counter = self.zk.Counter(path, default=0, support_curator=True)
+        self.counter.value  # warm: the path ensured, one read
+        self.lat = []
+
+    def once(self):
+        t0 = now_ns()
+        self.counter += 1
+        self.lat.append((now_ns() - t0) / 1e3)
 
 
 def s11_once(args, admin, path, retry):
@@ -909,45 +976,20 @@ def s11_once(args, admin, path, retry):
     latencies, server delta, cpu s)."""
     n, total = args.cas_contenders, args.cas_contenders * args.increments
     admin.create(path, b"\0\0\0\0", makepath=True)
-    run = CasRun(n, total)
+    run = Crew(n, total)
     incs = []
     try:
         incs = [Incrementer(args.hosts, path, run, retry) for _ in range(n)]
-        for k in incs:
-            k.start()
-        a = srv_sample(args.hosts)
-        h0 = host_sample()
-        cpu0 = time.process_time()
-        run.start.wait(60)
-        t0 = now_ns()
-        deadline = time.monotonic() + S11_CAP_S
-        for k in incs:
-            k.join(max(0.001, deadline - time.monotonic()))
-            if k.is_alive():
-                with run.lock:
-                    run.stop = True  # each stops after its increment
-                break
-        for k in incs:
-            k.join()
-        cpu = time.process_time() - cpu0
-        h1 = host_sample()
-        d = srv_delta(a, srv_sample(args.hosts))
-        d["host_us"] = h1[0] - h0[0] if h0 and h1 else float("nan")
-        d["ctxt"] = h1[1] - h0[1] if h0 and h1 else float("nan")
+        t0, cpu, d = crew_window(args, run, incs, S11_CAP_S)
     finally:
         for k in incs:
             close(k.zk)
-    done = sum(k.done for k in incs)
-    t_end = max([k.t_end for k in incs] + [t0])
-    if done < total:
-        print("kazoo_bench: S11: a run stopped after %d s with %d of %d "
-              "increments" % (S11_CAP_S, done, total), file=sys.stderr)
+    done, rate = crew_rate(run, incs, t0, "S11", "increments", S11_CAP_S)
     data, _ = admin.get(path)
     value = struct.unpack(">i", data)[0] if len(data) == 4 else None
     if value != done:
         ERRORS.append("S11: %s holds %s after %d increments: a lost update"
                       % (path, value, done))
-    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
     return (rate, [k.done for k in incs], [x for k in incs for x in k.lat], d,
             cpu)
 
@@ -992,37 +1034,24 @@ def s11(args, root):
 S12_CAP_S = 20.0  # a run stops after this long (zkl-bench's BENCH_S12_CAP_S)
 
 
-class MlRun(object):
+class MlRun(Crew):
     def __init__(self, n, k, total):
-        self.lock = threading.Lock()
-        self.claimed = 0
-        self.total = total
-        self.stop = False
-        self.start = threading.Barrier(n + 1)
+        super().__init__(n, total)
         self.holders = [0] * k
         self.violations = 0
         self.last_release = None
 
-    def claim(self):
-        with self.lock:
-            if self.stop or self.claimed >= self.total:
-                return False
-            self.claimed += 1
-            return True
 
-
-class MlContender(threading.Thread):
+class MlContender(CrewThread):
     """A contender on its own session: the K Locks, in sorted order."""
+    tag = "S12"
 
     def __init__(self, hosts, paths, run):
-        super().__init__(daemon=True)
+        super().__init__(run)
         self.zk = client(hosts)
         self.locks = [self.zk.Lock(p, "kazoo-bench") for p in sorted(paths)]
-        self.run_ = run
-        self.done = 0
         self.acq = []
         self.hand = []
-        self.t_end = 0
         self.held = []
         # warm, unmeasured (the others are not started yet): the paths
         # ensured, as each Lock does at its first acquire
@@ -1039,36 +1068,28 @@ class MlContender(threading.Thread):
         while self.held:
             self.held.pop().release()
 
-    def run(self):
+    def once(self):
         r = self.run_
-        try:
-            r.start.wait(60)
-            while r.claim():
-                t0 = now_ns()
-                self.lock_all()
-                t1 = now_ns()
-                with r.lock:
-                    for i in range(len(r.holders)):
-                        if r.holders[i]:
-                            r.violations += 1
-                        r.holders[i] += 1
-                    prev = r.last_release
-                self.acq.append((t1 - t0) / 1e3)
-                if prev is not None:
-                    self.hand.append((t1 - max(prev, t0)) / 1e3)
-                self.done += 1
-                with r.lock:
-                    for i in range(len(r.holders)):
-                        r.holders[i] -= 1
-                    r.last_release = now_ns()
-                self.unlock_all()
-        except Exception as e:  # reported, the run goes on
-            ERRORS.append("S12 contender: %s: %s" % (type(e).__name__, e))
-            try:
-                self.unlock_all()
-            except Exception:
-                pass
-        self.t_end = now_ns()
+        t0 = now_ns()
+        self.lock_all()
+        t1 = now_ns()
+        with r.lock:
+            for i in range(len(r.holders)):
+                if r.holders[i]:
+                    r.violations += 1
+                r.holders[i] += 1
+            prev = r.last_release
+        self.acq.append((t1 - t0) / 1e3)
+        if prev is not None:
+            self.hand.append((t1 - max(prev, t0)) / 1e3)
+        with r.lock:
+            for i in range(len(r.holders)):
+                r.holders[i] -= 1
+            r.last_release = now_ns()
+        self.unlock_all()
+
+    def cleanup(self):
+        self.unlock_all()
 
 
 def s12_once(args, admin, dirpath, k):
@@ -1082,23 +1103,7 @@ def s12_once(args, admin, dirpath, k):
     cons = []
     try:
         cons = [MlContender(args.hosts, paths, run) for _ in range(n)]
-        for c in cons:
-            c.start()
-        a = srv_sample(args.hosts)
-        cpu0 = time.process_time()
-        run.start.wait(60)
-        t0 = now_ns()
-        deadline = time.monotonic() + S12_CAP_S
-        for c in cons:
-            c.join(max(0.001, deadline - time.monotonic()))
-            if c.is_alive():
-                with run.lock:
-                    run.stop = True  # each stops after its acquisition
-                break
-        for c in cons:
-            c.join()
-        cpu = time.process_time() - cpu0
-        d = srv_delta(a, srv_sample(args.hosts))
+        t0, cpu, d = crew_window(args, run, cons, S12_CAP_S)
         # nothing left (the sessions still open: an ephemeral node left
         # behind would still be there)
         for p in paths:
@@ -1109,15 +1114,11 @@ def s12_once(args, admin, dirpath, k):
     finally:
         for c in cons:
             close(c.zk)
-    done = sum(c.done for c in cons)
-    t_end = max([c.t_end for c in cons] + [t0])
-    if done < total:
-        print("kazoo_bench: S12 K=%d: a run stopped after %d s with %d of %d "
-              "acquisitions" % (k, S12_CAP_S, done, total), file=sys.stderr)
+    done, rate = crew_rate(run, cons, t0, "S12 K=%d" % k, "acquisitions",
+                           S12_CAP_S)
     if run.violations:
         ERRORS.append("S12 K=%d: two holders of one path at once %d times"
                       % (k, run.violations))
-    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
     return (rate, [c.done for c in cons], [x for c in cons for x in c.acq],
             [x for c in cons for x in c.hand], d, cpu)
 
@@ -1159,72 +1160,51 @@ def s12(args, root):
 S13_CAP_S = 20.0  # a run stops after this long (zkl-bench's BENCH_S13_CAP_S)
 
 
-class SemRun(object):
+class SemRun(Crew):
     def __init__(self, n, maxl, hold_s, total):
-        self.lock = threading.Lock()
-        self.claimed = 0
-        self.total = total
-        self.stop = False
-        self.start = threading.Barrier(n + 1)
+        super().__init__(n, total)
         self.max = maxl
         self.hold_s = hold_s
         self.holders = 0
         self.peak = 0
         self.violations = 0
 
-    def claim(self):
-        with self.lock:
-            if self.stop or self.claimed >= self.total:
-                return False
-            self.claimed += 1
-            return True
 
-
-class SemContender(threading.Thread):
+class SemContender(CrewThread):
     """A contender on its own session: one lease at a time."""
+    tag = "S13"
 
     def __init__(self, hosts, path, run):
-        super().__init__(daemon=True)
+        super().__init__(run)
         self.zk = client(hosts)
         self.sem = self.zk.Semaphore(path, "kazoo-bench", max_leases=run.max)
-        self.run_ = run
-        self.done = 0
         self.acq = []
-        self.t_end = 0
         # warm, unmeasured (the others are not started yet): the path
         # ensured and its max checked, as at each Semaphore's first acquire
         if not self.sem.acquire(timeout=LOCK_TIMEOUT_S):
             raise Exception("Semaphore.acquire failed")
         self.sem.release()
 
-    def run(self):
+    def once(self):
         r = self.run_
-        try:
-            r.start.wait(60)
-            while r.claim():
-                t0 = now_ns()
-                if not self.sem.acquire(timeout=LOCK_TIMEOUT_S):
-                    raise Exception("Semaphore.acquire failed")
-                t1 = now_ns()
-                with r.lock:
-                    r.holders += 1
-                    if r.holders > r.max:
-                        r.violations += 1
-                    r.peak = max(r.peak, r.holders)
-                self.acq.append((t1 - t0) / 1e3)
-                self.done += 1
-                if r.hold_s > 0:
-                    time.sleep(r.hold_s)
-                with r.lock:
-                    r.holders -= 1
-                self.sem.release()
-        except Exception as e:  # reported, the run goes on
-            ERRORS.append("S13 contender: %s: %s" % (type(e).__name__, e))
-            try:
-                self.sem.release()
-            except Exception:
-                pass
-        self.t_end = now_ns()
+        t0 = now_ns()
+        if not self.sem.acquire(timeout=LOCK_TIMEOUT_S):
+            raise Exception("Semaphore.acquire failed")
+        t1 = now_ns()
+        with r.lock:
+            r.holders += 1
+            if r.holders > r.max:
+                r.violations += 1
+            r.peak = max(r.peak, r.holders)
+        self.acq.append((t1 - t0) / 1e3)
+        if r.hold_s > 0:
+            time.sleep(r.hold_s)
+        with r.lock:
+            r.holders -= 1
+        self.sem.release()
+
+    def cleanup(self):
+        self.sem.release()
 
 
 def s13_once(args, admin, path, maxl):
@@ -1233,26 +1213,9 @@ def s13_once(args, admin, path, maxl):
     n, total = args.sem_contenders, args.sem_contenders * args.sem_grants
     run = SemRun(n, maxl, args.sem_hold / 1e3, total)
     cons = []
-    t0 = now_ns()
     try:
         cons = [SemContender(args.hosts, path, run) for _ in range(n)]
-        for c in cons:
-            c.start()
-        a = srv_sample(args.hosts)
-        cpu0 = time.process_time()
-        run.start.wait(60)
-        t0 = now_ns()
-        deadline = time.monotonic() + S13_CAP_S
-        for c in cons:
-            c.join(max(0.001, deadline - time.monotonic()))
-            if c.is_alive():
-                with run.lock:
-                    run.stop = True  # each stops after its grant
-                break
-        for c in cons:
-            c.join()
-        cpu = time.process_time() - cpu0
-        d = srv_delta(a, srv_sample(args.hosts))
+        t0, cpu, d = crew_window(args, run, cons, S13_CAP_S)
         # nothing left (the sessions still open: an ephemeral node left
         # behind would still be there)
         for p in (path, path + "-__lock__"):
@@ -1263,15 +1226,11 @@ def s13_once(args, admin, path, maxl):
     finally:
         for c in cons:
             close(c.zk)
-    done = sum(c.done for c in cons)
-    t_end = max([c.t_end for c in cons] + [t0])
-    if done < total:
-        print("kazoo_bench: S13 MAX=%d: a run stopped after %d s with %d of "
-              "%d grants" % (maxl, S13_CAP_S, done, total), file=sys.stderr)
+    done, rate = crew_rate(run, cons, t0, "S13 MAX=%d" % maxl, "grants",
+                           S13_CAP_S)
     if run.violations:
         ERRORS.append("S13 MAX=%d: more than MAX holders at once %d times "
                       "(peak %d)" % (maxl, run.violations, run.peak))
-    rate = done * 1e9 / (t_end - t0) if t_end > t0 else float("nan")
     return (rate, [c.done for c in cons], [x for c in cons for x in c.acq],
             run.peak, d, cpu)
 
