@@ -2,7 +2,9 @@
 // InterProcessMutex and InterProcessMultiLock as peers of zkl's multi-lock
 // in the interop tests (test-multilock-interop.c compiles and runs it; its
 // commands are those of kazoo_peer.py's "serve" mode, so one test script
-// drives either).  Usage:
+// drives either), and InterProcessMutex, InterProcessReadWriteLock and
+// LeaderLatch as peers of zkl's mutex, read/write lock and election
+// (test-curator-interop.c).  Usage:
 //   CuratorLockPeer HOSTS SECS
 // It prints "ready", then reads commands from stdin, one a line.  It holds
 // named clients (ID), each a CuratorFramework of its own (its own session)
@@ -41,6 +43,37 @@
 //   queue ID L                the data of the nodes on path L in Curator's
 //                             own order (InterProcessMutex's
 //                             getParticipantNodes()): "ok DATA..."
+//   rwlock ID RNAME WNAME L   InterProcessReadWriteLock(ID's client, path L):
+//                             its readLock() as RNAME, its writeLock() as
+//                             WNAME, for acquire, release and loop as above
+//                             (the write holder may take the read lock: a
+//                             downgrade); their holds are logged under the
+//                             labels "L:r" and "L:w"
+//   rwqueue ID L              the nodes on path L as InterProcessReadWrite-
+//                             Lock sees them: its read lock's
+//                             getParticipantNodes() (the __READ__ nodes, in
+//                             its order), then its write lock's (the
+//                             __WRIT__ nodes), each as its data:
+//                             "ok DATA... | DATA..."
+//   latch ID NAME L           LeaderLatch(ID's client, path L, ID) as NAME,
+//                             not started; its listener reports each event
+//                             as a line "@NAME#N EVENT T T" (N = 1, 2, ...
+//                             for each latch, EVENT "isLeader" or
+//                             "notLeader", T the System.nanoTime() in
+//                             microseconds as it ran): "ok"
+//   start ID NAME             its start(): "ok"
+//   await TAG ID NAME MS      on ID's thread: its await() (MS < 0) or
+//                             await(MS, ms): @TAG true (leader) or false
+//   hasleader ID NAME         its hasLeadership(): "ok true" or "ok false"
+//   leader ID NAME            its getLeader(): "ok ID LEADING" (ID "-" when
+//                             nobody takes part, LEADING true or false)
+//   participants ID NAME      its getParticipants(), in Curator's order:
+//                             "ok ID:LEADING..."
+//   close ID NAME [notify]    its close() (CloseMode.SILENT), or
+//                             close(CloseMode.NOTIFY_LEADER) (the listener
+//                             hears notLeader if it led): "ok T", T the
+//                             System.nanoTime() in microseconds just before
+//                             the call
 //   ping                      "pong" (every result before it came first)
 //   quit                      "done", exit status 0 (so does the end of stdin)
 // Any failure of a plain command: "error <what>", exit status 1.  The peer
@@ -58,11 +91,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.retry.RetryOneTime;
 
 public class CuratorLockPeer {
@@ -89,6 +127,7 @@ public class CuratorLockPeer {
     String id;
     CuratorFramework c;
     final Map<String, Lock> locks = new HashMap<>();
+    final Map<String, LeaderLatch> latches = new HashMap<>();
     final StringBuilder log = new StringBuilder(); // guarded by itself
     int retries;                                   // guarded by log
     final ExecutorService th = Executors.newSingleThreadExecutor(r -> {
@@ -100,6 +139,12 @@ public class CuratorLockPeer {
     Lock lock(String name) throws Exception {
       Lock l = locks.get(name);
       if (l == null) throw new Exception(id + " has no lock " + name);
+      return l;
+    }
+
+    LeaderLatch latch(String name) throws Exception {
+      LeaderLatch l = latches.get(name);
+      if (l == null) throw new Exception(id + " has no latch " + name);
       return l;
     }
 
@@ -292,6 +337,94 @@ public class CuratorLockPeer {
             say(out.toString());
             break;
           }
+          case "rwlock": {
+            if (w.length != 5) throw new Exception("bad " + line);
+            Client k = client(cl, w[1]);
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(k.c, path(w[4]));
+            Lock r = new Lock(), wr = new Lock();
+            r.since = wr.since = -1;
+            r.labels = new String[] {w[4] + ":r"};
+            wr.labels = new String[] {w[4] + ":w"};
+            r.lock = rw.readLock();
+            wr.lock = rw.writeLock();
+            k.locks.put(w[2], r);
+            k.locks.put(w[3], wr);
+            say("ok");
+            break;
+          }
+          case "rwqueue": {
+            Client k = client(cl, w[1]);
+            StringBuilder out = new StringBuilder("ok");
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(k.c, path(w[2]));
+            for (String p : rw.readLock().getParticipantNodes())
+              out.append(' ').append(new String(k.c.getData().forPath(p), StandardCharsets.UTF_8));
+            out.append(" |");
+            for (String p : rw.writeLock().getParticipantNodes())
+              out.append(' ').append(new String(k.c.getData().forPath(p), StandardCharsets.UTF_8));
+            say(out.toString());
+            break;
+          }
+          case "latch": {
+            Client k = client(cl, w[1]);
+            String name = w[2];
+            LeaderLatch l = new LeaderLatch(k.c, path(w[3]), k.id);
+            AtomicInteger n = new AtomicInteger();
+            l.addListener(new LeaderLatchListener() {
+              @Override
+              public void isLeader() {
+                long t = micros();
+                say("@" + name + "#" + n.incrementAndGet() + " isLeader " + t + " " + t);
+              }
+
+              @Override
+              public void notLeader() {
+                long t = micros();
+                say("@" + name + "#" + n.incrementAndGet() + " notLeader " + t + " " + t);
+              }
+            });
+            k.latches.put(name, l);
+            say("ok");
+            break;
+          }
+          case "start": {
+            client(cl, w[1]).latch(w[2]).start();
+            say("ok");
+            break;
+          }
+          case "await": {
+            Client k = client(cl, w[2]);
+            LeaderLatch l = k.latch(w[3]);
+            long ms = Long.parseLong(w[4]);
+            background(k, w[1], () -> {
+              if (ms >= 0) return l.await(ms, TimeUnit.MILLISECONDS);
+              l.await();
+              return true;
+            });
+            break;
+          }
+          case "hasleader":
+            say("ok " + client(cl, w[1]).latch(w[2]).hasLeadership());
+            break;
+          case "leader": {
+            Participant p = client(cl, w[1]).latch(w[2]).getLeader();
+            say("ok " + (p.getId().isEmpty() ? "-" : p.getId()) + " " + p.isLeader());
+            break;
+          }
+          case "participants": {
+            StringBuilder out = new StringBuilder("ok");
+            for (Participant p : client(cl, w[1]).latch(w[2]).getParticipants())
+              out.append(' ').append(p.getId()).append(':').append(p.isLeader());
+            say(out.toString());
+            break;
+          }
+          case "close": {
+            LeaderLatch l = client(cl, w[1]).latch(w[2]);
+            boolean notify = w.length > 3 && w[3].equals("notify");
+            long t = micros();
+            l.close(notify ? LeaderLatch.CloseMode.NOTIFY_LEADER : LeaderLatch.CloseMode.SILENT);
+            say("ok " + t);
+            break;
+          }
           default:
             throw new Exception("unknown command " + line);
         }
@@ -301,7 +434,17 @@ public class CuratorLockPeer {
       say("error " + e);
       status = 1;
     } finally {
-      for (Client k : cl.values()) k.c.close();
+      for (Client k : cl.values()) {
+        for (LeaderLatch l : k.latches.values()) {
+          if (l.getState() != LeaderLatch.State.STARTED) continue;
+          try {
+            l.close();
+          } catch (Exception e) {
+            System.err.println("curator: close " + e);
+          }
+        }
+        k.c.close();
+      }
     }
     System.exit(status);
   }
