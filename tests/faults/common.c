@@ -534,6 +534,7 @@ static int parse_txn(struct fc_txhist *h, const char *prefix,
                      struct fc_txop *o, int type, struct cur *c) {
   int plen, dlen;
   const unsigned char *path, *data;
+  o->type = type;
   switch (type) {
     case 1:  /* create */
     case 15: /* create2 */
@@ -576,6 +577,7 @@ static int parse_txn(struct fc_txhist *h, const char *prefix,
         if (b == NULL) continue;
         struct cur sc = {b, b + len, 0};
         o->sub = i;
+        o->multi = 1;
         parse_txn(h, prefix, o, t, &sc);
       }
       return 0;

@@ -167,6 +167,11 @@ struct fc_txop {
   int kind;
   int64_t time_ms, sid; /* the leader's clock; the session (header) */
   int eph;
+  int type;  /* the transaction's type (1 create, 15 create2, 19
+                createContainer, 21 createTTL, 2 delete, 20
+                deleteContainer, 5 setData, -11 closeSession); a multi's
+                change: its own */
+  int multi; /* a change of a multi (sub is its index there) */
   char *path, *data;
   int dlen;
 };

@@ -2,6 +2,13 @@
  * a seeded randomized fault schedule on the harness's 3-node ensemble
  * (ZKL_TEST_ENSEMBLE=1 tests/with-zookeeper; ZKL_FAULTS=semaphore).
  *
+ * The layout (zkl_sem_opts_t.format) is drawn from the seed: an even seed
+ * runs Curator's (the gate <path>/locks, the leases under <path>/leases),
+ * an odd one kazoo's (the gate <path>-__lock__, the leases the children of
+ * <path>, whose data is MAX in ASCII); ZKL_SEM_FAULT_FORMAT=curator|kazoo
+ * forces one.  Below, LEASES is the leases' parent and GATE the gate of
+ * the run's layout.
+ *
  * MAX = 3 leases.  5 worker processes, each with its own 2 s session
  * reaching the ensemble through three proxies of its own
  * (tests/integration/proxy.c), loop: zkl_sem_acquire(qty 1 or 2, drawn
@@ -28,7 +35,7 @@
  * plus the workers' log.  What is a violation, and what is allowed:
  *
  * (1) At most MAX leases at once.  Replaying the history, a lease node
- *     (a child of <path>/leases) is alive from its create until its
+ *     (a child of LEASES) is alive from its create until its
  *     delete or the closeSession of its ephemeral owner (an expiry is a
  *     closeSession too).  After every transaction (a multi as a whole) at
  *     most MAX are alive.  A lease whose holder was killed, paused or cut
@@ -49,8 +56,9 @@
  * (3) Nothing left: once the faults are undone and the liveness phase is
  *     over, the workers stop acquiring but keep their sessions open (so
  *     that a close does not hide a leftover); within 15 s (dead sessions
- *     expire, janitors delete the nodes of lost answers) <path>/leases
- *     and <path>/locks (the gate) have no children.
+ *     expire, janitors delete the nodes of lost answers) LEASES and GATE
+ *     have no children (in kazoo's layout <path> itself stays: it is
+ *     PERSISTENT, with MAX in its data, as kazoo makes it).
  * (4) Liveness: after the last fault every slot's incarnation acquires
  *     again (within 20 s), and all grants together number at least 100.
  * (5) Only documented codes: acquire 0, ZKL_ETIMEDOUT, ZKL_ESUSPENDED,
@@ -61,12 +69,33 @@
  *     node was already gone on the server is counted, not failed (it is
  *     documented as the session's state as the client knows it, no
  *     request).
+ * (6) The gate write.  Every transaction that makes leases is a multi
+ *     whose op 0 is a setData of a gate node (a child of GATE) made by
+ *     the multi's own session (an ephemeral, so the leases' owner), of the
+ *     same worker (data "w<who>", the lease's), not deleted nor its session
+ *     closed before that transaction, and written with its own data again;
+ *     the other ops are the leases' creates.  The token every lease of a
+ *     grant carries is that transaction's zxid (the gate node's mzxid
+ *     after the write).  Gate nodes are EPHEMERAL with the layout's name
+ *     (`_c_<uuid>-lock-<seq>`, or `_c_<uuid>-__lock__<seq>`, which kazoo's
+ *     Lock counts).  A gate node is written nowhere else but in a release
+ *     mark (a multi writing it and deleting it: Curator's layout only;
+ *     kazoo's gate nodes carry no mark).  Not checkable from the history:
+ *     that the token came from the write's answer rather than from a read
+ *     of the lease (the same number either way); lease multis that failed
+ *     (say on a gate node gone): a failed multi is logged as error
+ *     records only, with no path, and fc_history_read() drops it.
+ * (7) kazoo's layout: <path> is made once, PERSISTENT (not a container,
+ *     not ephemeral), with data "3" (MAX in ASCII), never written nor
+ *     deleted, and it is still there at the end with that data.
  *
- * ZKL_SEM_FAULT_SEED replays a run (it fixes the faults' kinds, delays and
- * durations and the workers' draws; which worker a fault hits also depends
- * on what they are doing then); ZKL_SEM_FAULT_SECONDS sets the faulted
- * span (default 30).  A failed run writes its log to semaphore-SEED.log
- * and prints the fault trace (always with ZKL_SEM_FAULT_TRACE set).
+ * ZKL_SEM_FAULT_SEED replays a run (it fixes the layout, the faults' kinds,
+ * delays and durations and the workers' draws; which worker a fault hits
+ * also depends on what they are doing then; the replay line printed names
+ * the layout too); ZKL_SEM_FAULT_SECONDS sets the faulted span (default
+ * 30).  A failed run writes its log (the workers' events, then the lease
+ * and gate nodes of the servers' history) to semaphore-SEED.log and
+ * prints the fault trace (both always with ZKL_SEM_FAULT_TRACE set).
  *
  * The fault schedule and the worker's proxies follow counter.c's (they
  * are tied to each file's fleet and log). */
@@ -100,6 +129,16 @@
 
 static uint64_t sf_seed;
 static int sf_seconds;
+static int sf_format;        /* ZKL_SEM_CURATOR, ZKL_SEM_KAZOO; -1: bad */
+static const char *sf_fmt_env; /* ZKL_SEM_FAULT_FORMAT, if set */
+
+static const char *fmt_name(void) {
+  return sf_format == ZKL_SEM_KAZOO ? "kazoo" : "curator";
+}
+
+static const char *fmt_long(void) {
+  return sf_format == ZKL_SEM_KAZOO ? "kazoo's layout" : "Curator's layout";
+}
 
 /* ==== the workers' log (shared memory) ====================================*/
 
@@ -191,6 +230,7 @@ static zkl_sem_t *sem_of(zkl_session_t *s, const char *data) {
   zkl_sem_opts_t o;
   zkl_sem_opts_init(&o);
   o.max = MAX;
+  o.format = sf_format;
   o.data = data;
   o.data_len = strlen(data);
   zkl_sem_t *m = NULL;
@@ -333,8 +373,21 @@ static void undo_all(void) {
 static void stop_fleet(void) { fc_stop_fleet(&nm, &fl->stop, STOP_MS, NULL); }
 
 static void print_trace(void) {
-  fc_print_trace(&nm, NULL, sf_seed, ev_count() > 0 ? elog->e[0].t_us : 0,
+  char what[96];
+  snprintf(what, sizeof what, "the semaphore in %s (ZKL_SEM_FAULT_FORMAT=%s)",
+           fmt_long(), fmt_name());
+  fc_print_trace(&nm, what, sf_seed, ev_count() > 0 ? elog->e[0].t_us : 0,
                  NULL);
+}
+
+/* The run's layout: the leases' parent and the gate (no slash after). */
+static void leases_dir(char *b, size_t len) {
+  snprintf(b, len, sf_format == ZKL_SEM_KAZOO ? "%s" : "%s/leases", fl->path);
+}
+
+static void gate_dir(char *b, size_t len) {
+  snprintf(b, len, sf_format == ZKL_SEM_KAZOO ? "%s-__lock__" : "%s/locks",
+           fl->path);
 }
 
 /* ==== the servers' history of the lease nodes =============================*/
@@ -345,6 +398,9 @@ struct lnode {
   int64_t sid, ct, dt; /* leader ms; dt 0: alive at the end */
   uint64_t cz, dz;
   int closed;
+  uint64_t wz;  /* the zxid of the gate write in the multi that made it
+                   (0: none that checks out) */
+  char gate[64]; /* the gate node that multi wrote */
 };
 
 static struct lnode *nodes;
@@ -354,6 +410,49 @@ static struct lnode *node_named(const char *name) {
   for (size_t i = nn; i-- > 0;)
     if (strcmp(nodes[i].name, name) == 0) return &nodes[i];
   return NULL;
+}
+
+/* The gate nodes in the servers' history. */
+struct gnode {
+  char name[64];
+  int who, eph;
+  int64_t sid; /* its ephemeral owner (the creating session), 0: none */
+  int64_t ct, dt; /* leader ms */
+  uint64_t cz, dz;
+  int closed, writes;
+  char data[32]; /* as made */
+  int dlen;
+};
+
+static struct gnode *gnodes;
+static size_t ng;
+
+static struct gnode *gnode_named(const char *name) {
+  for (size_t i = ng; i-- > 0;)
+    if (strcmp(gnodes[i].name, name) == 0) return &gnodes[i];
+  return NULL;
+}
+
+/* "w<who>" in a node's data: who, else -1. */
+static int data_who(const char *data, int dlen) {
+  if (data == NULL || dlen < 2 || dlen > 15 || data[0] != 'w') return -1;
+  char d[16];
+  snprintf(d, sizeof d, "%.*s", dlen, data);
+  return atoi(d + 1);
+}
+
+/* The layout's gate node name: `_c_<36>-` then `lock-` (Curator's) or
+ * `__lock__` (kazoo's: its Lock counts `__lock__` and 10 digits at the
+ * end), then 10 digits. */
+static int gate_name_ok(const char *name) {
+  const char *mk = sf_format == ZKL_SEM_KAZOO ? "__lock__" : "lock-";
+  size_t ml = strlen(mk), n = strlen(name);
+  if (n != 40 + ml + 10 || strncmp(name, "_c_", 3) != 0 || name[39] != '-' ||
+      strncmp(name + 40, mk, ml) != 0)
+    return 0;
+  for (size_t i = 40 + ml; i < n; i++)
+    if (name[i] < '0' || name[i] > '9') return 0;
+  return 1;
 }
 
 static void dump_log(void) {
@@ -386,6 +485,18 @@ static void dump_log(void) {
             b->who, (uint64_t)b->sid, b->cz, b->ct / 1000, (int)(b->ct % 1000),
             b->dz == 0 ? "never deleted" : b->closed ? "closed" : "deleted",
             b->dz, b->dt / 1000, (int)(b->dt % 1000));
+    fprintf(f, "    gate write 0x%" PRIx64 " of %s\n", b->wz,
+            b->gate[0] != '\0' ? b->gate : "(none)");
+  }
+  fprintf(f, "\nthe gate nodes in the servers' history:\n");
+  for (size_t i = 0; i < ng; i++) {
+    const struct gnode *g = &gnodes[i];
+    fprintf(f, "%-60s w%-3d session 0x%" PRIx64 " made 0x%" PRIx64 " at %"
+            PRId64 ".%03d, %s 0x%" PRIx64 " at %" PRId64 ".%03d, written %d\n",
+            g->name, g->who, (uint64_t)g->sid, g->cz, g->ct / 1000,
+            (int)(g->ct % 1000),
+            g->dz == 0 ? "never deleted" : g->closed ? "closed" : "deleted",
+            g->dz, g->dt / 1000, (int)(g->dt % 1000), g->writes);
   }
   fclose(f);
   printf("the log: %s\n", file);
@@ -395,6 +506,7 @@ struct sverdict {
   int bad, acquires, acq_codes[5], releases, rel_codes[5], healths,
       health_codes[5];
   int grants, leases, max_alive, health0_gone, gate_nodes;
+  int lease_multis, gate_writes, marks, path_made; /* (6), (7) */
   char why[4096];
 };
 
@@ -417,15 +529,127 @@ static int code_class(int rc) {
          : rc == ZKL_ELOST ? 3 : 4;
 }
 
-/* Invariant (1) and the node table, from the merged history. */
-static void replay(struct sverdict *v, const struct fc_txhist *h) {
+/* One transaction's changes of gate nodes and leases, judged at its end
+ * (6). */
+struct txn {
+  uint64_t zxid;
+  int64_t sid;
+  int leases, lease_multi, lease_eph, lease_who, bad_lease_who;
+  size_t first_lease; /* its first in nodes[] */
+  int sets, set_sub, set_ok, set_who, dels;
+  char set_name[64], del_name[64], why[256];
+};
+
+static void txn_begin(struct txn *t, const struct fc_txop *x) {
+  memset(t, 0, sizeof *t);
+  t->zxid = x->zxid;
+  t->sid = x->sid;
+  t->lease_who = -2;
+}
+
+/* A setData of gate node `name` (in transaction t): whether the node the
+ * write hits was made by this session, is still there, and gets its own
+ * data again. */
+static void gate_write(struct txn *t, const struct fc_txop *x,
+                       const char *name, int complete) {
+  struct gnode *g = gnode_named(name);
+  t->sets++;
+  t->set_sub = x->sub;
+  snprintf(t->set_name, sizeof t->set_name, "%s", name);
+  t->set_ok = 0;
+  t->set_who = -1;
+  if (g == NULL) {
+    snprintf(t->why, sizeof t->why, complete ? "a gate node never made"
+             : "a gate node not in the history (it has gaps)");
+    return;
+  }
+  g->writes++;
+  t->set_who = g->who;
+  if (g->dz != 0 && g->dz < x->zxid)
+    snprintf(t->why, sizeof t->why, "a gate node %s at 0x%" PRIx64,
+             g->closed ? "gone with its session" : "deleted", g->dz);
+  else if (!g->eph || g->sid != x->sid)
+    snprintf(t->why, sizeof t->why, "a gate node of session 0x%" PRIx64
+             " (%s), not of the multi's", (uint64_t)g->sid,
+             g->eph ? "ephemeral" : "not ephemeral");
+  else if (x->dlen != g->dlen ||
+           (x->dlen > 0 && memcmp(x->data, g->data, (size_t)x->dlen) != 0))
+    snprintf(t->why, sizeof t->why, "new data (%d bytes) on a gate node made "
+             "with %d", x->dlen, g->dlen);
+  else
+    t->set_ok = 1;
+}
+
+/* The end of transaction t: (6). */
+static void txn_end(struct sverdict *v, struct txn *t) {
+  if (t->leases > 0) {
+    v->lease_multis++;
+    const char *why = NULL;
+    char b[400];
+    if (!t->lease_multi)
+      why = "not a multi";
+    else if (t->sets == 0)
+      why = "no setData of a gate node in it";
+    else if (t->sets > 1)
+      why = "more than one gate node written";
+    else if (t->set_sub != 0)
+      why = "the gate write is not its op 0";
+    else if (!t->set_ok) {
+      snprintf(b, sizeof b, "it writes %s: %s", t->set_name, t->why);
+      why = b;
+    } else if (!t->lease_eph)
+      why = "a lease in it is not an ephemeral";
+    else if (t->bad_lease_who || t->set_who != t->lease_who) {
+      snprintf(b, sizeof b, "it writes %s, w%d's gate node, and makes "
+               "leases of w%d", t->set_name, t->set_who, t->lease_who);
+      why = b;
+    } else if (t->dels > 0)
+      why = "it deletes a gate node too";
+    if (why != NULL) {
+      char list[400] = "";
+      for (size_t j = t->first_lease; j < nn; j++)
+        fc_appendf(list, sizeof list, " %s", nodes[j].name);
+      sbad(v, "(6) the lease multi 0x%" PRIx64 " (session 0x%" PRIx64
+           ", %d leases:%s): %s", t->zxid, (uint64_t)t->sid, t->leases,
+           list, why);
+      return;
+    }
+    v->gate_writes++;
+    for (size_t j = t->first_lease; j < nn; j++) {
+      nodes[j].wz = t->zxid;
+      snprintf(nodes[j].gate, sizeof nodes[j].gate, "%s", t->set_name);
+    }
+  } else if (t->sets > 0) {
+    /* a release mark: a multi writing a gate node and deleting it */
+    int mark = t->sets == 1 && t->dels == 1 &&
+               strcmp(t->set_name, t->del_name) == 0;
+    if (mark && sf_format != ZKL_SEM_KAZOO) {
+      v->marks++;
+      return;
+    }
+    sbad(v, "(6) transaction 0x%" PRIx64 " (session 0x%" PRIx64 ") writes "
+         "gate node %s and makes no lease%s", t->zxid, (uint64_t)t->sid,
+         t->set_name, mark ? ": a release mark, in kazoo's layout" : "");
+  }
+}
+
+/* Invariants (1), (6) and (7), and the node tables, from the merged
+ * history. */
+static void replay(struct sverdict *v, const struct fc_txhist *h,
+                   int complete) {
   char leases[200], locks[200];
-  snprintf(leases, sizeof leases, "%s/leases/", fl->path);
-  snprintf(locks, sizeof locks, "%s/locks/", fl->path);
+  leases_dir(leases, sizeof leases - 1);
+  gate_dir(locks, sizeof locks - 1);
+  strcat(leases, "/");
+  strcat(locks, "/");
   size_t ll = strlen(leases), lk = strlen(locks);
+  int kazoo = sf_format == ZKL_SEM_KAZOO;
   int alive = 0, overs = 0;
+  struct txn t;
+  memset(&t, 0, sizeof t);
   for (size_t i = 0; i < h->n; i++) {
     const struct fc_txop *x = &h->op[i];
+    if (i == 0 || h->op[i - 1].zxid != x->zxid) txn_begin(&t, x);
     if (x->kind == FC_T_CLOSE) {
       for (size_t j = 0; j < nn; j++)
         if (nodes[j].dz == 0 && nodes[j].sid == x->sid && x->sid != 0) {
@@ -434,9 +658,44 @@ static void replay(struct sverdict *v, const struct fc_txhist *h) {
           nodes[j].closed = 1;
           alive--;
         }
+      for (size_t j = 0; j < ng; j++)
+        if (gnodes[j].dz == 0 && gnodes[j].sid == x->sid && x->sid != 0) {
+          gnodes[j].dz = x->zxid;
+          gnodes[j].dt = x->time_ms;
+          gnodes[j].closed = 1;
+        }
     } else if (x->path != NULL && strncmp(x->path, locks, lk) == 0 &&
-               x->kind == FC_T_CREATE) {
-      v->gate_nodes++;
+               strchr(x->path + lk, '/') == NULL) {
+      const char *name = x->path + lk;
+      if (x->kind == FC_T_CREATE) {
+        v->gate_nodes++;
+        ck_assert_uint_lt(ng, MAXNODES);
+        struct gnode *g = &gnodes[ng++];
+        memset(g, 0, sizeof *g);
+        snprintf(g->name, sizeof g->name, "%s", name);
+        g->eph = x->eph;
+        g->sid = x->eph ? x->sid : 0;
+        g->cz = x->zxid;
+        g->ct = x->time_ms;
+        g->who = data_who(x->data, x->dlen);
+        g->dlen = x->dlen < (int)sizeof g->data ? x->dlen : -1;
+        if (g->dlen > 0) memcpy(g->data, x->data, (size_t)g->dlen);
+        if (!gate_name_ok(name) || !x->eph)
+          sbad(v, "(6) gate node %s (zxid 0x%" PRIx64 ", session 0x%" PRIx64
+               "): %s", x->path, x->zxid, (uint64_t)x->sid,
+               x->eph ? "not a gate node name of this layout"
+                      : "not an ephemeral");
+      } else if (x->kind == FC_T_DELETE) {
+        struct gnode *g = gnode_named(name);
+        if (g != NULL && g->dz == 0) {
+          g->dz = x->zxid;
+          g->dt = x->time_ms;
+        }
+        t.dels++;
+        snprintf(t.del_name, sizeof t.del_name, "%s", name);
+      } else if (x->kind == FC_T_SET) {
+        gate_write(&t, x, name, complete);
+      }
     } else if (x->path != NULL && strncmp(x->path, leases, ll) == 0 &&
                strchr(x->path + ll, '/') == NULL) {
       const char *name = x->path + ll;
@@ -445,17 +704,21 @@ static void replay(struct sverdict *v, const struct fc_txhist *h) {
         struct lnode *b = &nodes[nn++];
         memset(b, 0, sizeof *b);
         snprintf(b->name, sizeof b->name, "%s", name);
-        b->who = -1;
-        if (x->data != NULL && x->dlen > 1 && x->data[0] == 'w') {
-          char d[16];
-          snprintf(d, sizeof d, "%.*s", x->dlen < 15 ? x->dlen : 15, x->data);
-          b->who = atoi(d + 1);
-        }
+        b->who = data_who(x->data, x->dlen);
         b->sid = x->eph ? x->sid : 0;
         b->cz = x->zxid;
         b->ct = x->time_ms;
         alive++;
         v->leases++;
+        if (t.leases++ == 0) {
+          t.first_lease = nn - 1;
+          t.lease_multi = x->multi;
+          t.lease_eph = x->eph;
+          t.lease_who = b->who;
+        }
+        t.lease_multi &= x->multi;
+        t.lease_eph &= x->eph;
+        if (b->who != t.lease_who) t.bad_lease_who = 1;
       } else if (x->kind == FC_T_DELETE) {
         struct lnode *b = node_named(name);
         if (b != NULL && b->dz == 0) {
@@ -464,9 +727,32 @@ static void replay(struct sverdict *v, const struct fc_txhist *h) {
           alive--;
         }
       }
+    } else if (kazoo && x->path != NULL && strcmp(x->path, fl->path) == 0) {
+      /* (7) <path> itself: made once, PERSISTENT, data MAX in ASCII */
+      char want[16];
+      int wl = snprintf(want, sizeof want, "%d", MAX);
+      if (x->kind == FC_T_CREATE) {
+        if (v->path_made++ > 0)
+          sbad(v, "(7) %s made again (zxid 0x%" PRIx64 ", session 0x%" PRIx64
+               ")", x->path, x->zxid, (uint64_t)x->sid);
+        if (x->eph || (x->type != 1 && x->type != 15))
+          sbad(v, "(7) %s made at 0x%" PRIx64 " as %s, not PERSISTENT",
+               x->path, x->zxid,
+               x->eph ? "an ephemeral" : x->type == 19 ? "a container"
+               : x->type == 21 ? "a TTL node" : "something else");
+        if (x->dlen != wl || memcmp(x->data, want, (size_t)wl) != 0)
+          sbad(v, "(7) %s made at 0x%" PRIx64 " with data \"%.*s\", not "
+               "\"%s\"", x->path, x->zxid, x->dlen > 32 ? 32 : x->dlen,
+               x->data != NULL ? x->data : "", want);
+      } else {
+        sbad(v, "(7) %s %s at 0x%" PRIx64 " (session 0x%" PRIx64 ")",
+             x->path, x->kind == FC_T_DELETE ? "deleted" : "written",
+             x->zxid, (uint64_t)x->sid);
+      }
     }
     /* after the whole transaction (a multi's last change) */
     if (i + 1 < h->n && h->op[i + 1].zxid == x->zxid) continue;
+    txn_end(v, &t);
     if (alive > v->max_alive) v->max_alive = alive;
     if (alive > MAX && overs++ == 0) {
       char list[1024] = "";
@@ -480,6 +766,8 @@ static void replay(struct sverdict *v, const struct fc_txhist *h) {
   }
   if (overs > 1) sbad(v, "(1) %d transactions in all left more than %d "
                       "leases alive", overs, MAX);
+  if (kazoo && v->path_made == 0 && v->leases > 0 && complete)
+    sbad(v, "(7) %s never made, yet %d leases under it", fl->path, v->leases);
 }
 
 /* Invariants (2) and (5) from the workers' log. */
@@ -522,6 +810,16 @@ static void judge_log(struct sverdict *v, int complete) {
             sbad(v, "(2) w%d's lease %s has token 0x%" PRIx64 ", its node's "
                  "czxid is 0x%" PRIx64, e->who, e->name[i], e->token[i],
                  b->cz);
+          /* (6) the token is the zxid of the multi's gate write (a multi
+           * without one is told by the replay) */
+          if (b->wz != 0 && b->wz != e->token[i])
+            sbad(v, "(6) w%d's lease %s has token 0x%" PRIx64 ", the gate "
+                 "write (of %s) in the multi that made it is zxid 0x%" PRIx64,
+                 e->who, e->name[i], e->token[i], b->gate, b->wz);
+          if (i == 1 && e->token[1] != e->token[0])
+            sbad(v, "(6) w%d's grant at +%.3f s: its two leases have tokens "
+                 "0x%" PRIx64 " and 0x%" PRIx64, e->who, at, e->token[0],
+                 e->token[1]);
           if (b->ct > ms)
             sbad(v, "(2) w%d got lease %s at %" PRId64 " ms, its node was "
                  "made later (%" PRId64 ")", e->who, e->name[i], ms, b->ct);
@@ -559,11 +857,15 @@ static void judge_log(struct sverdict *v, int complete) {
 }
 
 START_TEST(semaphore_under_faults) {
-  printf("\nSemaphore under faults: max %d, %d workers taking 1 or 2 leases "
-         "in a loop, %d s of faults, session timeout %d ms\n", MAX, NSLOTS,
-         sf_seconds, SESSION_MS);
-  printf("semaphore seed %" PRIu64 " (replay: ZKL_SEM_FAULT_SEED=%" PRIu64
-         ")\n", sf_seed, sf_seed);
+  ck_assert_msg(sf_format >= 0, "ZKL_SEM_FAULT_FORMAT=%s: curator or kazoo",
+                sf_fmt_env);
+  printf("\nSemaphore under faults, %s%s: max %d, %d workers taking 1 or 2 "
+         "leases in a loop, %d s of faults, session timeout %d ms\n",
+         fmt_long(), sf_fmt_env != NULL ? " (forced)" : " (from the seed)",
+         MAX, NSLOTS, sf_seconds, SESSION_MS);
+  printf("semaphore seed %" PRIu64 ", %s (replay: ZKL_SEM_FAULT_SEED=%" PRIu64
+         " ZKL_SEM_FAULT_FORMAT=%s)\n", sf_seed, fmt_long(), sf_seed,
+         fmt_name());
   fflush(stdout);
   int64_t t_start = it_now_ms();
   fl = mmap(NULL, sizeof *fl, PROT_READ | PROT_WRITE,
@@ -630,25 +932,37 @@ START_TEST(semaphore_under_faults) {
   }
   zkl_session_t *s = it_session(); /* every fork is done */
   char p[200];
-  snprintf(p, sizeof p, "%s/leases", fl->path);
+  leases_dir(p, sizeof p);
   int left_leases = fc_orphans(s, p, 15000);
-  snprintf(p, sizeof p, "%s/locks", fl->path);
+  gate_dir(p, sizeof p);
   int left_gate = fc_orphans(s, p, 5000);
+  /* (7) kazoo's <path> stays, with MAX in its data */
+  char path_data[64] = "";
+  int path_len = sizeof path_data - 1, path_rc = ZOK;
+  if (sf_format == ZKL_SEM_KAZOO)
+    path_rc = zoo_get(zkl_session_zhandle(s), fl->path, 0, path_data,
+                      &path_len, NULL);
+  if (path_len < 0) path_len = 0;
+  path_data[path_len] = '\0';
   zkl_session_close(s);
   stop_fleet();
 
   struct sverdict v;
   memset(&v, 0, sizeof v);
-  snprintf(v.why, sizeof v.why, "seed %" PRIu64 " (replay: "
-           "ZKL_SEM_FAULT_SEED=%" PRIu64 " ZKL_SEM_FAULT_SECONDS=%d):",
-           sf_seed, sf_seed, sf_seconds);
+  snprintf(v.why, sizeof v.why, "seed %" PRIu64 ", %s (replay: "
+           "ZKL_SEM_FAULT_SEED=%" PRIu64 " ZKL_SEM_FAULT_FORMAT=%s "
+           "ZKL_SEM_FAULT_SECONDS=%d):", sf_seed, fmt_long(), sf_seed,
+           fmt_name(), sf_seconds);
   struct fc_txhist h;
   int gaps = 0;
   fc_history_read(&h, fl->path, &gaps);
   nodes = calloc(MAXNODES, sizeof *nodes);
   ck_assert_ptr_nonnull(nodes);
   nn = 0;
-  replay(&v, &h);
+  gnodes = calloc(MAXNODES, sizeof *gnodes);
+  ck_assert_ptr_nonnull(gnodes);
+  ng = 0;
+  replay(&v, &h, gaps == 0);
   judge_log(&v, gaps == 0);
   int files = h.files;
   fc_history_free(&h);
@@ -656,6 +970,10 @@ START_TEST(semaphore_under_faults) {
     sbad(&v, "(3) %d lease nodes left at the end", left_leases);
   if (left_gate > 0)
     sbad(&v, "(3) %d gate nodes left at the end", left_gate);
+  if (sf_format == ZKL_SEM_KAZOO &&
+      (path_rc != ZOK || strcmp(path_data, "3") != 0))
+    sbad(&v, "(7) %s at the end: %s, data \"%s\" (want \"%d\")", fl->path,
+         zerror(path_rc), path_data, MAX);
 
   printf("| %6s | %21s | %6s | %18s | %18s | %9s | %5s | %4s |\n", "grants",
          "acquire 0/ETIM/ESUSP/ELOST", "leases", "release 0/ESUSP/ELOST",
@@ -677,6 +995,13 @@ START_TEST(semaphore_under_faults) {
          "acquired again in %.1f s; wall %.1f s; seed %" PRIu64 "\n",
          v.gate_nodes, v.health0_gone, files, gaps, progressed, NSLOTS,
          quiet_ms / 1e3, (it_now_ms() - t_start) / 1e3, sf_seed);
+  printf("gate writes: %d of %d lease multis write the acquirer's own gate "
+         "node (op 0), %d release marks; %s\n", v.gate_writes, v.lease_multis,
+         v.marks, sf_format == ZKL_SEM_KAZOO
+                      ? (v.path_made == 1 ? "<path> made once, PERSISTENT, "
+                                            "data \"3\", kept"
+                                          : "<path> NOT made once")
+                      : "Curator's layout");
   printf("faults: paused %d (%d past the session timeout, %d of them inside "
          "an acquire), killed %d, cut %d, cut after a request %d (%d cuts); "
          "servers killed %d, paused %d, restarted %d\n", nm.faults[FC_PAUSE],
@@ -710,10 +1035,12 @@ START_TEST(semaphore_under_faults) {
   if (fc_load(&elog->n) >= EV_MAX && ++fail)
     fc_appendf(v.why, sizeof v.why, " the log overflowed;");
   if (fail || getenv("ZKL_SEM_FAULT_TRACE") != NULL) print_trace();
-  if (fail) dump_log();
+  if (fail || getenv("ZKL_SEM_FAULT_TRACE") != NULL) dump_log();
   fflush(stdout);
   free(nodes);
   nodes = NULL;
+  free(gnodes);
+  gnodes = NULL;
   munmap(elog, sizeof *elog);
   munmap(fl, sizeof *fl);
   ck_assert_msg(!fail, "%s", v.why);
@@ -723,6 +1050,17 @@ END_TEST
 Suite *semaphore_faults_suite(void) {
   sf_seconds = fc_env_int("ZKL_SEM_FAULT_SECONDS", 30);
   sf_seed = fc_seed("ZKL_SEM_FAULT_SEED");
+  /* the layout: from the seed's parity, unless forced */
+  sf_fmt_env = getenv("ZKL_SEM_FAULT_FORMAT");
+  if (sf_fmt_env != NULL && sf_fmt_env[0] == '\0') sf_fmt_env = NULL;
+  if (sf_fmt_env == NULL)
+    sf_format = sf_seed % 2 == 1 ? ZKL_SEM_KAZOO : ZKL_SEM_CURATOR;
+  else if (strcmp(sf_fmt_env, "curator") == 0)
+    sf_format = ZKL_SEM_CURATOR;
+  else if (strcmp(sf_fmt_env, "kazoo") == 0)
+    sf_format = ZKL_SEM_KAZOO;
+  else
+    sf_format = -1; /* the test says so */
   Suite *su = suite_create("semaphore-faults");
   TCase *tc = tcase_create("semaphore-leases");
   tcase_set_timeout(tc, sf_seconds + 150);
