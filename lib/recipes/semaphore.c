@@ -505,11 +505,23 @@ static int acquire_step(zkl__op_t *op, void *ctx) {
       x->sent = 0;
     }
     PT_CALL(pt, x->rc, zkl__op_connected(op, x->call.deadline));
+    if (x->rc == ZKL_ELOST && x->in_gate && zkl__session_renews(m->s)) {
+      /* the session went while we held the gate (the wait for the
+       * connection says so while our gate node is still recorded): the
+       * node, and any lease made, went with it; line up again on the new
+       * session, as a waiter in the gate's line does */
+      zkl__contend_forsake(&m->gate);
+      x->in_gate = 0;
+      x->sent = 0;
+      goto reconnect;
+    }
     if (x->rc != 0) {
       if (x->rc == ZKL_ETIMEDOUT)
         x->rc = zkl__fail(x->call.deadline == ZKL__TRY ? ZKL_ESUSPENDED
                                                         : ZKL_ETIMEDOUT,
                           "%s: not connected to ZooKeeper", m->path);
+      else if (x->rc == ZKL_ELOST && zkl_last_error()[0] == '\0')
+        x->rc = zkl__fail(ZKL_ELOST, "%s: the session was lost", m->path);
       goto out;
     }
     if (zkl__contend_hold_health(&m->gate) == ZKL_ELOST) {
@@ -927,6 +939,11 @@ typedef struct rel {
   void *obj;
   size_t n;
   held_t *h;            /* the leases given back                */
+  char *leases;         /* their parent, and the gate's data: a
+                           delete whose answer is lost goes to the
+                           janitor even once the object is gone   */
+  char *gdata;
+  size_t glen;
   zkl__zcall_t **z;     /* their deletes (NULL: not sent)       */
   int rc;               /* known before the answers (ELOST...)  */
   zkl_done_fn cb;
@@ -939,6 +956,8 @@ static void rel_free(rel_t *r) {
       if (r->z[i] != NULL) zkl__zk_wait(r->z[i], ZKL__TRY);
   free(r->z);
   free(r->h);
+  free(r->leases);
+  free(r->gdata);
   free(r);
 }
 
@@ -952,6 +971,16 @@ static int rel_take(zkl_sem_t *m, const zkl_lease_t *leases, size_t n,
   r->m = m;
   r->s = m->s;
   r->obj = m;
+  r->leases = strdup(m->leases);
+  r->glen = m->gate.data_len > 0 ? (size_t)m->gate.data_len : 0;
+  r->gdata = malloc(r->glen + 1);
+  if (r->leases == NULL || r->gdata == NULL) {
+    free(r->leases);
+    free(r->gdata);
+    free(r);
+    return zkl__fail(ZKL_ENOMEM, "no memory");
+  }
+  if (r->glen > 0) memcpy(r->gdata, m->gate.data, r->glen);
   pthread_mutex_lock(&m->calls.own.mu);
   size_t want = leases == NULL ? m->n_held : n;
   r->h = calloc(want > 0 ? want : 1, sizeof *r->h);
@@ -978,8 +1007,7 @@ static int rel_take(zkl_sem_t *m, const zkl_lease_t *leases, size_t n,
   pthread_mutex_unlock(&m->calls.own.mu);
   if (rc == ZKL_ENOMEM) rc = zkl__fail(rc, "no memory");
   if (rc != 0) {
-    free(r->h);
-    free(r);
+    rel_free(r);
     return rc;
   }
   *out = r;
@@ -1015,7 +1043,7 @@ static int rel_send(rel_t *r) {
 /* The answers (each until `deadline`): a lease whose answer did not come
  * goes to the janitor. */
 static int rel_finish(rel_t *r, int64_t deadline) {
-  size_t pl = strlen(r->m != NULL ? r->m->leases : "") + NAME_CAP + 2;
+  size_t pl = strlen(r->leases) + NAME_CAP + 2;
   for (size_t i = 0; i < r->n; i++) {
     if (r->z[i] == NULL) continue;
     int zrc = zkl__zk_wait(r->z[i], deadline);
@@ -1025,12 +1053,13 @@ static int rel_finish(rel_t *r, int64_t deadline) {
       if (r->rc == 0) r->rc = ZKL_ELOST;
       continue;
     }
-    if (r->m != NULL) {
+    {
+      /* also for an orphan (its object destroyed before the answer):
+       * the lease still counts until it is deleted */
       char *p = malloc(pl);
       if (p != NULL) {
-        lease_path(r->m, r->h[i].name, p, pl);
-        zkl__janitor_add_owned(r->s, p, r->m->gate.data,
-                               r->m->gate.data_len);
+        snprintf(p, pl, "%s/%s", r->leases, r->h[i].name);
+        zkl__janitor_add_owned(r->s, p, r->gdata, (int)r->glen);
         free(p);
       }
     }
