@@ -105,7 +105,7 @@ static int open_barrier(barring_t *k) {
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot use the barrier %s: %s: %s\n", o->path,
             zkl_strerror(rc), zkl_last_error());
-    zkl_session_close(k->s);
+    cli_session_close(k->s);
     return cli_exit_code(rc);
   }
   cli_loop_connected(k->s);
@@ -117,7 +117,7 @@ static int open_barrier(barring_t *k) {
 static void close_barrier(barring_t *k) {
   zkl_barrier_destroy(k->b);
   zkl_dbarrier_destroy(k->d);
-  zkl_session_close(k->s);
+  cli_session_close(k->s);
 }
 
 /* The words for a code in messages: zkl_strerror()'s, but for the codes
@@ -574,7 +574,7 @@ int cli_barrier_status_run(const cli_opts_t *o) {
   if (rc != 0) snprintf(detail, sizeof detail, "%s", zkl_last_error());
   zkl_barrier_destroy(b);
   zkl_dbarrier_destroy(d);
-  zkl_session_close(s);
+  cli_session_close(s);
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot read the barrier %s: %s%s%s\n", o->path,
             code_text(rc), detail[0] ? ": " : "", detail);

@@ -42,6 +42,10 @@ int cli_queue_list(zkl_session_t *s, const char *path, int format,
 int cli_connect(const cli_opts_t *o, zkl_session_state_fn on_state,
                 void *state_arg, zkl_session_t **out);
 
+/* Closes the session cli_connect() opened, first printing its counters
+ * (zkl_session_stats) on stderr if --stats was given.  NULL-safe. */
+void cli_session_close(zkl_session_t *s);
+
 /* The tool's exit status for a failed zkl call (after "zkl: ..." has been
  * printed by the caller). */
 int cli_exit_code(int zkl_rc);

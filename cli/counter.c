@@ -113,7 +113,7 @@ static int open_counter(counting_t *k) {
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot use the counter %s: %s: %s\n", o->path,
             zkl_strerror(rc), zkl_last_error());
-    zkl_session_close(k->s);
+    cli_session_close(k->s);
     return cli_exit_code(rc);
   }
   cli_loop_connected(k->s);
@@ -122,7 +122,7 @@ static int open_counter(counting_t *k) {
 
 static void close_counter(counting_t *k) {
   zkl_counter_destroy(k->c);
-  zkl_session_close(k->s);
+  cli_session_close(k->s);
 }
 
 /* The completion of every call (on the loop, from zkl_session_dispatch()). */

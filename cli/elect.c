@@ -97,7 +97,7 @@ static int setup(elect_run_t *r, const zkl_election_opts_t *eo) {
 
 static void teardown(elect_run_t *r) {
   zkl_election_destroy(r->e); /* resigns: the next candidate takes over */
-  zkl_session_close(r->s);
+  cli_session_close(r->s);
 }
 
 static void default_id(char *buf, size_t len) {

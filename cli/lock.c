@@ -635,7 +635,7 @@ int cli_lock_run(const cli_opts_t *o) {
   }
   cli_loop_connected(l.s);
   if (create_lock(&l) != 0) {
-    zkl_session_close(l.s);
+    cli_session_close(l.s);
     free_locker(&l);
     free(paths);
     free(what);
@@ -655,7 +655,7 @@ int cli_lock_run(const cli_opts_t *o) {
     release(&r);
   }
   destroy_lock(&l);
-  zkl_session_close(l.s); /* no watch of ours fires after it */
+  cli_session_close(l.s); /* no watch of ours fires after it */
   free_locker(&l);
   free(paths);
   free(what);

@@ -54,7 +54,9 @@ static const char help_top[] =
     "      --session-timeout MS  session timeout asked of the server (default 10000)\n"
     "      --connect-timeout MS  give up connecting after MS (default 5000)\n"
     "      --auth USER:PASS      digest credentials\n"
-    "  -v, --verbose             progress on stderr (twice: ZooKeeper's log too)\n"
+    "  -v, --verbose             progress and zkl's log on stderr (twice:\n"
+    "                            ZooKeeper's log too)\n"
+    "      --stats               the session's counters on stderr at the end\n"
     "  -h, --help                this help; 'zkl COMMAND --help' for a command\n"
     "  -V, --version             print the version\n"
     "\n"
@@ -440,7 +442,7 @@ const char *cli_command_name(cli_command_t command) {
 /* getopt_long()'s codes for the options without a short form; one with a
  * short form has its letter for a code. */
 enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
-       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_QUEUE_FORMAT,
+       OPT_SESSION_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_AUTH, OPT_STATS, OPT_QUEUE_FORMAT,
        OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
        OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
        OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_ALL,
@@ -1391,6 +1393,7 @@ static int global_option(parser_t *p, int c, const char *arg) {
     o->auth = arg;
     break;
   case 'v': o->verbose++; break;
+  case OPT_STATS: o->stats = 1; break;
   case 'V': o->action = CLI_VERSION; break;
   }
   return 0;
@@ -1426,6 +1429,7 @@ static const syntax_t global_syntax = {
                             ARG("session-timeout", OPT_SESSION_TIMEOUT),
                             ARG("connect-timeout", OPT_CONNECT_TIMEOUT),
                             ARG("auth", OPT_AUTH), FLAG("verbose", 'v'),
+                            FLAG("stats", OPT_STATS),
                             FLAG("help", 'h'), FLAG("version", 'V'),
                             {NULL, 0, NULL, 0}},
     global_option, parse_command, NULL, 0};

@@ -99,6 +99,8 @@ typedef struct cli_opts {
   int32_t connect_timeout_ms;   /* --connect-timeout MS                   */
   const char *auth;             /* --auth USER:PASS, or NULL              */
   int verbose;                  /* -v, counted                            */
+  int stats;                    /* --stats: the session's counters at the
+                                   end, on stderr                         */
   /* lock, elect, queue claim, barrier enter and sem */
   const char *path;             /* PATH                                   */
   char **cmd;                   /* CMD [ARG...], NULL-terminated (argv's) */

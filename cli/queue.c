@@ -112,7 +112,7 @@ static int open_queue(const cli_opts_t *o, zkl_session_state_fn on_st,
   rc = zkl_queue_create(q, *s, o->path, &qo);
   if (rc != 0) {
     rc = failed(o, "use the queue", rc);
-    zkl_session_close(*s);
+    cli_session_close(*s);
     *s = NULL;
   }
   return rc;
@@ -133,7 +133,7 @@ static int open_queue_on_loop(const cli_opts_t *o, zkl_session_t **s,
 
 static void close_queue(zkl_session_t *s, zkl_queue_t *q) {
   zkl_queue_destroy(q);
-  zkl_session_close(s);
+  cli_session_close(s);
 }
 
 int cli_queue_list(zkl_session_t *s, const char *path, int format,
@@ -861,7 +861,7 @@ static int ls_run(const cli_opts_t *o) {
   char detail[1024];
   rc = cli_queue_list(s, o->path, o->format, &v, &n, detail, sizeof detail);
   if (rc != 0) {
-    zkl_session_close(s);
+    cli_session_close(s);
     fprintf(stderr, "zkl: cannot list the %s items of %s: %s%s%s\n",
             cli_format_name(o->format), o->path, zkl_strerror(rc),
             detail[0] ? ": " : "", detail);
@@ -884,7 +884,7 @@ static int ls_run(const cli_opts_t *o) {
               cli_format_name(formats[f]), cli_format_name(formats[f]));
     zkl_items_free(ov, on);
   }
-  zkl_session_close(s);
+  cli_session_close(s);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("zkl: stdout");
     return CLI_EX_SOFTWARE;

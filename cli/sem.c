@@ -536,7 +536,7 @@ static int open_sem(const cli_opts_t *o, zkl_session_state_fn state_fn,
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot use the semaphore %s: %s: %s\n", o->path,
             zkl_strerror(rc), zkl_last_error());
-    zkl_session_close(*s);
+    cli_session_close(*s);
     return cli_exit_code(rc);
   }
   return 0;
@@ -585,7 +585,7 @@ int cli_sem_run(const cli_opts_t *o) {
     release(&h);
   }
   zkl_sem_destroy(h.m);
-  zkl_session_close(h.s);
+  cli_session_close(h.s);
   free(h.leases);
   return h.result;
 }
@@ -665,7 +665,7 @@ int cli_sem_status_run(const cli_opts_t *o) {
     if (rc != 0) snprintf(detail, sizeof detail, "%s", zkl_last_error());
   }
   zkl_sem_destroy(m);
-  zkl_session_close(s);
+  cli_session_close(s);
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot read the semaphore %s: %s%s%s\n", o->path,
             code_text(rc), detail[0] ? ": " : "", detail);

@@ -245,12 +245,12 @@ int cli_status_run(const cli_opts_t *o) {
   rc = zkl_contenders(s, o->path, -1, &v, &n);
   if (rc != 0) {
     fprintf(stderr, "zkl: cannot list %s: %s\n", o->path, zkl_last_error());
-    zkl_session_close(s);
+    cli_session_close(s);
     return cli_exit_code(rc);
   }
   queue_view_t views[N_FORMATS];
   read_queues(s, o->path, v, n, views);
-  zkl_session_close(s);
+  cli_session_close(s);
   zkl_contender_t *rest = malloc((n > 0 ? n : 1) * sizeof *rest);
   size_t m = 0;
   if (rest == NULL || without_queues(v, n, views, rest, &m) != 0) {

@@ -14,6 +14,7 @@
 
 #include "zkl/version.h"
 #include "zkl/errors.h"
+#include "zkl/log.h"
 #include "zkl/session.h"
 #include "zkl/mutex.h"
 #include "zkl/rwlock.h"

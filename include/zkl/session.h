@@ -27,6 +27,7 @@
 #ifndef ZKL_SESSION_H
 #define ZKL_SESSION_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "zkl/version.h"
@@ -107,11 +108,16 @@ typedef struct zkl_session_opts {
   const char *auth;           /* digest "user:password", or NULL (default) */
   zkl_acl_t acl;              /* ACL of created nodes; default ZKL_ACL_OPEN */
   const struct ACL_vector *custom_acl; /* used with ZKL_ACL_CUSTOM; copied  */
-  FILE *log_stream;           /* where the ZooKeeper client's log goes; NULL
-                                 (default) discards it                     */
+  FILE *log_stream;           /* where the ZooKeeper client's log goes, and
+                                 zkl's own messages about this session when
+                                 no zkl_log_set() handler is installed;
+                                 NULL (default): both go to that handler if
+                                 any, else nowhere (zkl/log.h)             */
   int log_level;              /* 0 (default): leave ZooKeeper's process-wide
                                  level alone; 1..4 = error, warn, info, debug
-                                 sets it with zoo_set_debug_level()          */
+                                 sets it with zoo_set_debug_level(), and is
+                                 the most verbose of zkl's own messages
+                                 written to log_stream (info when 0)       */
   zkl_session_state_fn on_state; /* state changes; NULL (default): none    */
   void *state_arg;            /* passed to on_state                         */
   int reestablish;            /* 1 (default): after LOST, open a new
@@ -190,6 +196,63 @@ ZKL_EXTERN int zkl_session_fd(zkl_session_t *s);
  * come in order.  It may be called from inside a completion (it then runs
  * what came since). */
 ZKL_EXTERN int zkl_session_dispatch(zkl_session_t *s);
+
+/* Buckets of zkl_session_stats_t.wait_hist: grants that waited less than
+ * 1 ms, 10 ms, 100 ms, 1 s, 10 s, 100 s, and longer. */
+#define ZKL_STATS_WAIT_BUCKETS 7
+
+/* What a session has done since zkl_session_open(), for operators: every
+ * field counts up from 0 (but `waiting`, a level), across
+ * re-establishments.  Fields are added at the end only, and
+ * zkl_session_stats() fills as many as the caller's size has room for. */
+typedef struct zkl_session_stats {
+  /* requests sent to the server, by kind (a request the client refused to
+   * send, the connection being closed, is not counted) */
+  uint64_t creates;      /* create                                         */
+  uint64_t deletes;      /* delete                                         */
+  uint64_t exists;       /* exists, heartbeats excepted                    */
+  uint64_t gets;         /* getData                                        */
+  uint64_t sets;         /* setData                                        */
+  uint64_t children;     /* getChildren                                    */
+  uint64_t multis;       /* multi (a transaction of several operations)     */
+  uint64_t syncs;        /* sync                                           */
+  uint64_t heartbeats;   /* zkl's liveness probes: an exists of "/" every
+                            fifth of the session timeout                   */
+  uint64_t watches;      /* requests above that armed a watch              */
+  uint64_t events;       /* node events the server delivered for them      */
+  uint64_t wakeups;      /* waiting operations those events woke           */
+  /* turns in the contention core: a lock, a read or write lock, a
+   * leadership, and the lines inside other recipes (a semaphore's gate,
+   * each path of a multi-lock, a queue's line of waiting consumers) */
+  uint64_t acquisitions; /* started                                        */
+  uint64_t grants;       /* ended granted                                  */
+  uint64_t timeouts;     /* ended at their deadline (ZKL_ETIMEDOUT), or a
+                            try found them taken (ZKL_EBUSY)               */
+  uint64_t cancels;      /* ended by a cancel or a destroy (ZKL_ECANCELED) */
+  uint64_t failures;     /* ended otherwise: session lost, node deleted by
+                            someone else, no memory, ...                   */
+  uint64_t waiting;      /* underway now (a level, not a count)            */
+  uint64_t wait_hist[ZKL_STATS_WAIT_BUCKETS]; /* grants by how long they
+                            took from the call: see ZKL_STATS_WAIT_BUCKETS */
+  uint64_t wait_us_total; /* the time all grants took, microseconds        */
+  uint64_t wait_us_max;   /* the longest                                    */
+  /* session states, as on_state reports them */
+  uint64_t connects;     /* CONNECTED: the first session, and each new one
+                            opened after a LOST                            */
+  uint64_t suspensions;  /* SUSPENDED                                      */
+  uint64_t reconnects;   /* RECONNECTED                                    */
+  uint64_t losses;       /* LOST                                           */
+} zkl_session_stats_t;
+
+/* Copies s's counters into *out: the first `size` bytes of them (pass
+ * sizeof *out; a program built against an older, shorter struct gets what
+ * it knows).  Each counter is read atomically, not all of them at one
+ * instant.
+ *   0           *out filled.
+ *   ZKL_EINVAL  s or out is NULL, or size is 0; *out untouched.
+ * Thread-safe, also from callbacks; costs no request. */
+ZKL_EXTERN int zkl_session_stats(zkl_session_t *s, zkl_session_stats_t *out,
+                                 size_t size);
 
 /* Escape hatch: the underlying ZooKeeper handle, for the caller's own
  * ZooKeeper calls on the same session.  Owned by the session: do not close

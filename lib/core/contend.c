@@ -372,6 +372,7 @@ struct zkl__op {
   zkl__contender_t *c;
   int what;                 /* OP_*                                     */
   int64_t deadline;         /* the caller's (ZKL__TRY, ZKL__FOREVER)    */
+  int64_t started_ns;       /* OP_ACQUIRE: when it began (its counters) */
   unsigned cancel_seen;
   int64_t wake_at;          /* the timer of the wait in progress        */
   char *detail;             /* the last detail message it recorded      */
@@ -1825,9 +1826,11 @@ static int op_step(zkl__op_t *o) {
   return rc;
 }
 
-/* o has ended: nothing wakes it any more, and c may start another. */
-static void op_end(zkl__op_t *o) {
+/* o has ended with rc: nothing wakes it any more, and c may start
+ * another. */
+static void op_end(zkl__op_t *o, int rc) {
   zkl__contender_t *c = o->c;
+  if (o->what == OP_ACQUIRE) zkl__stats_acquire_end(c->s, rc, o->started_ns);
   zkl__session_lock(c->s);
   zkl__waiter_unregister(c->s, &c->w);
   c->op = NULL;
@@ -1846,7 +1849,7 @@ static void op_run(zkl__job_t *j) {
                                           any other event */
     return;
   }
-  op_end(o);
+  op_end(o, rc);
   zkl__engine_forget(e, j); /* nothing posts it any more */
   o->done(rc, rc != 0 && o->detail != NULL ? o->detail : "", o->arg);
   op_free(o);
@@ -1864,6 +1867,7 @@ static zkl__op_t *op_new(zkl__contender_t *c, int what, int64_t deadline,
   o->what = what;
   o->deadline = deadline;
   o->cancel_seen = cancel_seen;
+  if (what == OP_ACQUIRE) o->started_ns = zkl__now_ns();
   return o;
 }
 
@@ -1875,6 +1879,7 @@ static int op_claim(zkl__contender_t *c, zkl__op_t *o) {
   if (!busy) {
     c->op = o;
     c->w.wake = op_waiter_wake;
+    if (o->what == OP_ACQUIRE) zkl__stats_acquire_begin(c->s);
     /* posted before the lock goes: once c->op is visible a cancel may post
      * o too, and the engine may run it to its end (and free it) at once */
     if (o->sync == NULL)
@@ -1976,7 +1981,7 @@ static int op_run_sync_step(zkl__contender_t *c, int what, zkl__step_fn step,
       }
       pthread_mutex_unlock(&w.mu);
     }
-    op_end(o); /* nothing posts it any more */
+    op_end(o, rc); /* nothing posts it any more */
     if (rc != 0 && o->detail != NULL) zkl__fail(rc, "%s", o->detail);
     else zkl__clear_error();
     op_free(o);

@@ -34,6 +34,27 @@ void zkl__clear_error(void);
 /* Copies src into buf: 0, or ZKL_EINVAL if it does not fit. */
 int zkl__copy_string(char *buf, size_t len, const char *src);
 
+/* ---- log (log.c) ------------------------------------------------------ */
+
+#include <stdio.h>
+
+/* One of zkl's own messages (printf format), about session sid (0: none):
+ * to the process's handler (zkl_log_set) if one is installed, else to
+ * `fallback` (a session's log_stream; NULL: nowhere) when level <=
+ * fallback_max.  Formats nothing when nobody would take it.  Any thread;
+ * never on ZooKeeper's completion thread (the handler is user code). */
+void zkl__log(FILE *fallback, int fallback_max, int level, int64_t sid,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void zkl__vlog(FILE *fallback, int fallback_max, int level, int64_t sid,
+               const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+/* The ZooKeeper client's log callback (zookeeper_init2) of every handle
+ * whose session has no log_stream: to the handler, or nowhere. */
+void zkl__log_zookeeper(const char *line);
+/* The level of one of the ZooKeeper client's lines, and in *rest where its
+ * text starts after the level (the line itself if its shape is unknown). */
+int zkl__log_parse_zookeeper(const char *line, const char **rest);
+
 /* ---- time (time.c) ---------------------------------------------------- */
 
 #define ZKL__FOREVER INT64_MAX
@@ -286,6 +307,32 @@ int64_t zkl__session_id_locked(zkl_session_t *s);
 void zkl__waiters_poke_path(zkl_session_t *s, const char *path);
 /* Wakes a registered waiter (cancel); with the session locked. */
 void zkl__waiter_kick(zkl__waiter_t *w);
+
+/* One of zkl's messages about the session (its current id), to the log
+ * handler or the session's log_stream (zkl__log).  Not with the session
+ * locked (the handler is user code). */
+void zkl__session_log(zkl_session_t *s, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The session's counters (zkl_session_stats): the public struct's fields,
+ * each an atomic, in the same order. */
+typedef struct zkl__stats {
+  atomic_uint_least64_t creates, deletes, exists, gets, sets, children,
+      multis, syncs, heartbeats, watches, events, wakeups;
+  atomic_uint_least64_t acquisitions, grants, timeouts, cancels, failures,
+      waiting;
+  atomic_uint_least64_t wait_hist[ZKL_STATS_WAIT_BUCKETS];
+  atomic_uint_least64_t wait_us_total, wait_us_max;
+  atomic_uint_least64_t connects, suspensions, reconnects, losses;
+} zkl__stats_t;
+zkl__stats_t *zkl__session_stats(zkl_session_t *s);
+static inline void zkl__count(atomic_uint_least64_t *c) {
+  atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+/* An acquisition of the contention core began / ended with rc (0:
+ * granted, started_ns: when its call began). */
+void zkl__stats_acquire_begin(zkl_session_t *s);
+void zkl__stats_acquire_end(zkl_session_t *s, int rc, int64_t started_ns);
 
 /* Work a layer above the session (the janitor) has the session's thread
  * do once the connection is up.  run() is called with no lock held: 0

@@ -31,9 +31,17 @@ static void chore_free(zkl__task_t *t) {
   free(c);
 }
 
+/* Tells the log that the janitor deleted path. */
+static void said_deleted(zkl_session_t *s, const char *path) {
+  zkl__session_log(s, ZKL_LOG_INFO,
+                   "deleted %s, left by a call that could not delete it "
+                   "itself", path);
+}
+
 /* Deletes one node; already gone counts as done. */
 static int delete_one(zkl_session_t *s, const char *path) {
   int zrc = zkl__zk_delete(s, ZKL__FOREVER, path);
+  if (zrc == ZOK) said_deleted(s, path);
   return zrc == ZNONODE ? ZOK : zrc;
 }
 
@@ -57,6 +65,7 @@ static int delete_if_ours(zkl_session_t *s, const char *path,
   if (ours) {
     zrc = zkl__zk_wait(zkl__zk_delete_version_send(s, path, st.version),
                        ZKL__FOREVER);
+    if (zrc == ZOK) said_deleted(s, path);
     if (zrc == ZBADVERSION) zrc = ZOK;
   }
   return zrc == ZNONODE ? ZOK : zrc;
@@ -101,6 +110,12 @@ static int chore_run(zkl_session_t *s, zkl__task_t *t) {
     zkl__zk_children_free(&kids);
   }
   if (zrc == ZCONNECTIONLOSS || zrc == ZOPERATIONTIMEOUT) return ZKL_EAGAIN;
+  if (zrc != ZOK)
+    zkl__session_log(s, ZKL_LOG_WARN,
+                     "could not delete %s%s: %s (the session's end will)",
+                     c->node != NULL ? c->node : c->root,
+                     c->node != NULL ? "" : "'s node of a lost create",
+                     zerror(zrc));
   return zrc;
 }
 

@@ -311,6 +311,10 @@ static void arec_check(zkl__done_t *d) {
   pthread_mutex_unlock(&r->own.mu);
   x->rc = h;
   x->token = 0;
+  zkl__session_log(r->s, ZKL_LOG_WARN,
+                   "a grant of %s given up at dispatch: %s", r->root,
+                   h == ZKL_ELOST ? "its session was lost"
+                                  : "its connection went down");
   arec_set_detail(x, h == ZKL_ELOST
                          ? "granted, but the session was lost before the "
                            "completion was dispatched"

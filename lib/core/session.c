@@ -26,8 +26,13 @@ struct zkl_session {
   int64_t beat_at_ns;       /* next heartbeat                           */
   zkl_session_state_fn on_state;
   void *state_arg;
-  int events[16];           /* state changes not yet reported (a ring)  */
+  struct state_event {      /* a state change not yet reported          */
+    int state;
+    int64_t id;             /* the session it is about                  */
+    const char *why;        /* LOST: its cause (static text)             */
+  } events[16];             /* a ring                                   */
   unsigned ev_head, ev_count;
+  const char *lost_why;     /* the cause of the next LOST (static text) */
   int auth_failed;
   unsigned epoch;           /* bumped on every session event            */
   int timeout_ms;           /* negotiated                               */
@@ -38,7 +43,9 @@ struct zkl_session {
   int64_t renew_at_ns;      /* next try when opening one failed         */
   int requested_timeout_ms;
   char *auth;               /* digest credentials, re-added on renewal   */
-  int quiet_log;            /* pass log_discard to the client            */
+  int quiet_log;            /* the client logs through zkl's route       */
+  FILE *log_stream;         /* the caller's, for zkl's own messages too  */
+  int log_max;              /* what of them goes to log_stream           */
   zkl__waiter_t *waiters;   /* threads blocked in the contention core   */
   /* the same waiters by the path they watch, and by their own node's:
    * hash tables with chains through the waiters (watch_hnext, self_hnext) */
@@ -65,6 +72,7 @@ struct zkl_session {
   zkl__engine_t *engine;    /* runs the recipes' operations (engine.c)  */
   zkl__dispatch_t *dq;      /* completions for zkl_session_dispatch()   */
   int state_in_dispatch;    /* on_state runs from zkl_session_dispatch() */
+  zkl__stats_t stats;       /* zkl_session_stats(); atomics, no lock    */
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -275,52 +283,75 @@ static void self_link(zkl_session_t *s, zkl__waiter_t *w) {
  * Until the tables exist (no memory for them yet), a scan finds them. */
 static void fire_path(zkl_session_t *s, const char *path, int type) {
   size_t h = path_hash(path, NULL);
-  if (s->tab_size > 0) {
+  uint64_t woke = 0;
+  if (s->tab_size > 0) { /* every waiter is in the tables */
     for (zkl__waiter_t *w = *bucket(s->watch_tab, s->tab_size, h); w != NULL;
          w = w->watch_hnext)
       if (w->watch_hash == h && watches(w, path)) {
         w->fired = 1;
         w->fired_type = type;
         waiter_wake(w);
+        woke++;
       }
     for (zkl__waiter_t *w = *bucket(s->self_tab, s->tab_size, h); w != NULL;
          w = w->self_hnext)
       if (w->self_hash == h && strcmp(w->self_path, path) == 0) {
         w->self_fired = 1;
         waiter_wake(w);
+        woke++;
       }
-  }
-  if (s->tab_size > 0) return; /* every waiter is in the tables */
-  for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
-    if (w->watch_path != NULL && !w->in_watch_table && watches(w, path)) {
-      w->fired = 1;
-      w->fired_type = type;
-      waiter_wake(w);
+  } else {
+    for (zkl__waiter_t *w = s->waiters; w != NULL; w = w->next) {
+      if (w->watch_path != NULL && !w->in_watch_table && watches(w, path)) {
+        w->fired = 1;
+        w->fired_type = type;
+        waiter_wake(w);
+        woke++;
+      }
+      if (w->self_path != NULL && !w->in_self_table &&
+          strcmp(w->self_path, path) == 0) {
+        w->self_fired = 1;
+        waiter_wake(w);
+        woke++;
+      }
     }
-    if (w->self_path != NULL && !w->in_self_table &&
-        strcmp(w->self_path, path) == 0) {
-      w->self_fired = 1;
-      waiter_wake(w);
-    }
   }
+  zkl__count(&s->stats.events);
+  atomic_fetch_add_explicit(&s->stats.wakeups, woke, memory_order_relaxed);
 }
 
-/* Queues a state change for the on_state callback (with s->mu held; runs
- * on ZooKeeper's completion thread: no allocation, no I/O).  When the
- * ring is full the two oldest entries are dropped: the sequence reported
- * stays a real one, missing only the oldest changes. */
+/* Queues a state change for the session's thread, which logs it and
+ * calls on_state (with s->mu held; runs on ZooKeeper's completion thread:
+ * no allocation, no I/O).  When the ring is full the two oldest entries
+ * are dropped: the sequence reported stays a real one, missing only the
+ * oldest changes. */
 static void push_event(zkl_session_t *s, int state) {
   const unsigned cap = sizeof s->events / sizeof s->events[0];
-  if (s->on_state == NULL) return;
   if (s->ev_count == cap) {
     s->ev_head = (s->ev_head + 2) % cap;
     s->ev_count -= 2;
   }
-  s->events[(s->ev_head + s->ev_count++) % cap] = state;
+  struct state_event *e = &s->events[(s->ev_head + s->ev_count++) % cap];
+  e->state = state;
+  e->id = s->id;
+  e->why = state == ZKL_SESSION_LOST ? s->lost_why : NULL;
+}
+
+/* The counter of a state change as on_state reports it. */
+static atomic_uint_least64_t *state_counter(zkl_session_t *s, int event) {
+  switch (event) {
+  case ZKL_SESSION_CONNECTED: return &s->stats.connects;
+  case ZKL_SESSION_SUSPENDED: return &s->stats.suspensions;
+  case ZKL_SESSION_RECONNECTED: return &s->stats.reconnects;
+  case ZKL_SESSION_LOST: return &s->stats.losses;
+  default: return NULL;
+  }
 }
 
 static void set_state_locked(zkl_session_t *s, int state, int event) {
   if (s->state == state && event == state) return;
+  atomic_uint_least64_t *counter = state_counter(s, event);
+  if (counter != NULL) zkl__count(counter);
   s->state = state;
   if (state == ZKL_SESSION_LOST) s->zh_dead = 1; /* for good: that session */
   s->epoch++;
@@ -367,6 +398,9 @@ static void note_session_event(zkl_session_t *s, int state) {
     s->gone = 1;
     pthread_cond_broadcast(&s->cv);
     if (state == ZOO_AUTH_FAILED_STATE) s->auth_failed = 1;
+    s->lost_why = state == ZOO_AUTH_FAILED_STATE
+                      ? "the server refused the credentials"
+                      : "the server expired it";
     if (s->state != ZKL_SESSION_LOST)
       set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
     else
@@ -388,6 +422,7 @@ static int silent_too_long(zkl_session_t *s, int64_t now) {
       s->timeout_ms <= 0)
     return 0;
   if (now - s->last_heard_ns < (int64_t)s->timeout_ms * 1000000) return 0;
+  s->lost_why = "no answer from the server for a whole session timeout";
   set_state_locked(s, ZKL_SESSION_LOST, ZKL_SESSION_LOST);
   return 1;
 }
@@ -407,9 +442,6 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
   }
   pthread_mutex_unlock(&s->mu);
 }
-
-/* ZooKeeper's per-connection log callback, used to keep it quiet. */
-static void log_discard(const char *message) { (void)message; }
 
 /* ---- the session's threads: heartbeats, renewal, deferred tasks ---------- */
 
@@ -450,6 +482,7 @@ static void *beat_main(void *arg) {
       zhandle_t *zh = zkl__zh_pin(s, NULL);
       int zrc = zh != NULL ? zoo_aexists(zh, "/", 0, beat_done, s) : ZCLOSING;
       zkl__zh_unpin(s);
+      if (zrc == ZOK) zkl__count(&s->stats.heartbeats);
       pthread_mutex_lock(&s->mu);
       if (zrc != ZOK) s->beat_inflight = 0;
       continue;
@@ -532,11 +565,19 @@ static void renew(zkl_session_t *s) {
    * until it is the current one */
   zhandle_t *nzh = zookeeper_init2(s->hosts, zkl__watcher,
                                    s->requested_timeout_ms, NULL, s, 0,
-                                   s->quiet_log ? log_discard : NULL);
+                                   s->quiet_log ? zkl__log_zookeeper : NULL);
   /* at most one new session a second: a session refused at once (bad
    * credentials) must not turn into a storm of them */
   s->renew_at_ns = zkl__now_ns() + 1000000000LL;
-  if (nzh == NULL) return; /* out of memory, or no name resolves now */
+  if (nzh == NULL) { /* out of memory, or no name resolves now */
+    int err = errno;
+    pthread_mutex_unlock(&s->mu); /* the handler is not called under it */
+    zkl__log(s->log_stream, s->log_max, ZKL_LOG_WARN, 0,
+             "cannot open a new session on %s: %s (again in a second)",
+             s->hosts, strerror(err));
+    pthread_mutex_lock(&s->mu);
+    return;
+  }
   zhandle_t *old = s->zh;
   s->zh = nzh;
   s->zh_dead = 0;
@@ -548,6 +589,8 @@ static void renew(zkl_session_t *s) {
   s->last_heard_ns = zkl__now_ns();
   drop_tasks(s);
   pthread_mutex_unlock(&s->mu);
+  zkl__log(s->log_stream, s->log_max, ZKL_LOG_INFO, 0,
+           "opening a new session on %s (the last one was lost)", s->hosts);
   /* sent first thing once connected, before any request of ours */
   if (s->auth != NULL)
     zoo_add_auth(nzh, "digest", s->auth, (int)strlen(s->auth), ignore_auth,
@@ -584,6 +627,32 @@ static void report_state(zkl_session_t *s, int state) {
   zkl__dispatch_post(s->dq, &sd->d);
 }
 
+/* Says a state change in the log (on the session's thread). */
+static void log_state(zkl_session_t *s, const struct state_event *e) {
+  switch (e->state) {
+  case ZKL_SESSION_CONNECTED:
+    zkl__log(s->log_stream, s->log_max, ZKL_LOG_INFO, e->id,
+             "connected to %s (a new session)", s->hosts);
+    break;
+  case ZKL_SESSION_RECONNECTED:
+    zkl__log(s->log_stream, s->log_max, ZKL_LOG_INFO, e->id,
+             "reconnected: the same session, holds are valid again");
+    break;
+  case ZKL_SESSION_SUSPENDED:
+    zkl__log(s->log_stream, s->log_max, ZKL_LOG_WARN, e->id,
+             "SUSPENDED: connection lost, every hold is in doubt until "
+             "the session reconnects or is lost");
+    break;
+  case ZKL_SESSION_LOST:
+    zkl__log(s->log_stream, s->log_max, ZKL_LOG_ERROR, e->id,
+             "LOST (%s): every hold and queued node of it is gone%s",
+             e->why != NULL ? e->why : "closed",
+             s->reestablish ? "; a new session will be opened" : "");
+    break;
+  default: break;
+  }
+}
+
 /* The session's thread: state callbacks (which may call into zkl), the
  * renewal of a lost session, and the deferred tasks.  Never holds s->mu
  * across a callback, a task or a ZooKeeper call. */
@@ -593,11 +662,12 @@ static void *session_main(void *arg) {
   for (;;) {
     if (s->stopping) break;
     if (s->ev_count > 0) { /* report a state change */
-      int st = s->events[s->ev_head];
+      struct state_event e = s->events[s->ev_head];
       s->ev_head = (s->ev_head + 1) % (sizeof s->events / sizeof s->events[0]);
       s->ev_count--;
       pthread_mutex_unlock(&s->mu);
-      report_state(s, st);
+      log_state(s, &e);
+      if (s->on_state != NULL) report_state(s, e.state);
       pthread_mutex_lock(&s->mu);
       continue;
     }
@@ -824,6 +894,8 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
   s->reestablish = o->reestablish != 0;
   s->requested_timeout_ms = o->session_timeout_ms;
   s->quiet_log = o->log_stream == NULL;
+  s->log_stream = o->log_stream;
+  s->log_max = o->log_level > 0 ? o->log_level : ZKL_LOG_INFO;
   if (o->auth != NULL) s->auth = strdup(o->auth);
   if (s->hosts == NULL || (o->auth != NULL && s->auth == NULL) ||
       (rc = acl_choose(&s->acl, o)) != 0) {
@@ -841,7 +913,7 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
    * "last heard" until the first heartbeat is answered */
   s->last_heard_ns = zkl__now_ns();
   s->zh = zookeeper_init2(hosts, zkl__watcher, o->session_timeout_ms, NULL, s,
-                          0, o->log_stream != NULL ? NULL : log_discard);
+                          0, o->log_stream != NULL ? NULL : zkl__log_zookeeper);
   int err = errno;
   pthread_mutex_unlock(&s->mu);
   if (s->zh == NULL) {
@@ -874,8 +946,8 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
               (int)o->connect_timeout_ms);
   if (rc == 0 && o->auth != NULL) rc = add_auth(s, o->auth);
   if (rc != 0) {
-    if (o->log_stream != NULL)
-      fprintf(o->log_stream, "zkl: %s\n", zkl_last_error());
+    zkl__log(o->log_stream, ZKL_LOG_ERROR, ZKL_LOG_ERROR, 0,
+             "cannot open a session: %s", zkl_last_error());
     session_free(s);
     return rc;
   }
@@ -947,6 +1019,77 @@ int zkl_session_timeout(zkl_session_t *s) {
   int t = s->timeout_ms;
   pthread_mutex_unlock(&s->mu);
   return t;
+}
+
+zkl__stats_t *zkl__session_stats(zkl_session_t *s) { return &s->stats; }
+
+/* The scalar counters, by name (the histogram is copied apart). */
+#define STATS_SCALARS(X)                                                     \
+  X(creates) X(deletes) X(exists) X(gets) X(sets) X(children) X(multis)      \
+  X(syncs) X(heartbeats) X(watches) X(events) X(wakeups) X(acquisitions)     \
+  X(grants) X(timeouts) X(cancels) X(failures) X(waiting) X(wait_us_total)   \
+  X(wait_us_max) X(connects) X(suspensions) X(reconnects) X(losses)
+
+int zkl_session_stats(zkl_session_t *s, zkl_session_stats_t *out,
+                      size_t size) {
+  zkl__clear_error();
+  if (s == NULL || out == NULL || size == 0)
+    return zkl__fail(ZKL_EINVAL, "session or out is NULL, or size is 0");
+  zkl_session_stats_t v;
+#define STATS_COPY(f) \
+  v.f = atomic_load_explicit(&s->stats.f, memory_order_relaxed);
+  STATS_SCALARS(STATS_COPY)
+#undef STATS_COPY
+  for (int i = 0; i < ZKL_STATS_WAIT_BUCKETS; i++)
+    v.wait_hist[i] =
+        atomic_load_explicit(&s->stats.wait_hist[i], memory_order_relaxed);
+  memcpy(out, &v, size < sizeof v ? size : sizeof v);
+  return 0;
+}
+
+/* The bucket of a wait of us microseconds (ZKL_STATS_WAIT_BUCKETS). */
+static int wait_bucket(uint64_t us) {
+  int b = 0;
+  for (uint64_t bound = 1000; b < ZKL_STATS_WAIT_BUCKETS - 1 && us >= bound;
+       bound *= 10)
+    b++;
+  return b;
+}
+
+void zkl__stats_acquire_begin(zkl_session_t *s) {
+  zkl__count(&s->stats.acquisitions);
+  zkl__count(&s->stats.waiting);
+}
+
+void zkl__stats_acquire_end(zkl_session_t *s, int rc, int64_t started_ns) {
+  zkl__stats_t *st = &s->stats;
+  atomic_fetch_sub_explicit(&st->waiting, 1, memory_order_relaxed);
+  if (rc == ZKL_ETIMEDOUT || rc == ZKL_EBUSY) {
+    zkl__count(&st->timeouts);
+  } else if (rc == ZKL_ECANCELED) {
+    zkl__count(&st->cancels);
+  } else if (rc != 0) {
+    zkl__count(&st->failures);
+  } else {
+    int64_t ns = zkl__now_ns() - started_ns;
+    uint64_t us = ns > 0 ? (uint64_t)ns / 1000 : 0;
+    zkl__count(&st->grants);
+    zkl__count(&st->wait_hist[wait_bucket(us)]);
+    atomic_fetch_add_explicit(&st->wait_us_total, us, memory_order_relaxed);
+    uint64_t max = atomic_load_explicit(&st->wait_us_max, memory_order_relaxed);
+    while (us > max &&
+           !atomic_compare_exchange_weak_explicit(&st->wait_us_max, &max, us,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+  }
+}
+
+void zkl__session_log(zkl_session_t *s, int level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  zkl__vlog(s->log_stream, s->log_max, level, zkl_session_id(s), fmt, ap);
+  va_end(ap);
 }
 
 int64_t zkl_session_id(zkl_session_t *s) {

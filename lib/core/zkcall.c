@@ -250,16 +250,29 @@ void zkl__zk_children_free(struct String_vector *v) {
 
 /* Sends a request through `send` with the handle pinned; the record, or
  * NULL without memory. */
-#define ZCALL_SEND(s, k, zh, send)                     \
-  struct zcall *k = zcall_new(s);                      \
-  if (k == NULL) return NULL;                          \
-  zhandle_t *zh = zkl__zh_pin(s, &k->link);            \
-  zcall_sent(k, zh == NULL ? ZCLOSING : (send));       \
+/* A request sent (not one the client refused): its kind, and a watch. */
+static void count_sent(zkl_session_t *s, int zrc, atomic_uint_least64_t *kind,
+                       int watch) {
+  if (zrc != ZOK) return;
+  zkl__count(kind);
+  if (watch) zkl__count(&zkl__session_stats(s)->watches);
+}
+
+/* Sends a request of `kind` (a counter of zkl__stats_t), arming a watch or
+ * not, through `send` with the handle pinned; the record, or NULL without
+ * memory. */
+#define ZCALL_SEND(s, k, zh, kind, watch, send)                   \
+  struct zcall *k = zcall_new(s);                                  \
+  if (k == NULL) return NULL;                                      \
+  zhandle_t *zh = zkl__zh_pin(s, &k->link);                        \
+  int zrc_ = zh == NULL ? ZCLOSING : (send);                       \
+  count_sent(s, zrc_, &zkl__session_stats(s)->kind, watch);        \
+  zcall_sent(k, zrc_);                                             \
   return k
 
 zkl__zcall_t *zkl__zk_exists_send(zkl_session_t *s, const char *path,
                                   int watch) {
-  ZCALL_SEND(s, k, zh,
+  ZCALL_SEND(s, k, zh, exists, watch,
              watch ? zoo_awexists(zh, path, zkl__watcher, s, stat_done, k)
                    : zoo_aexists(zh, path, 0, stat_done, k));
 }
@@ -274,7 +287,7 @@ int zkl__zk_exists_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st) {
 
 zkl__zcall_t *zkl__zk_set_send(zkl_session_t *s, const char *path,
                                const char *data, int len, int version) {
-  ZCALL_SEND(s, k, zh, zoo_aset(zh, path, data, len, version, stat_done, k));
+  ZCALL_SEND(s, k, zh, sets, 0, zoo_aset(zh, path, data, len, version, stat_done, k));
 }
 
 int zkl__zk_set_wait(zkl__zcall_t *k, int64_t deadline, struct Stat *st) {
@@ -318,7 +331,7 @@ int zkl__zk_exists(zkl_session_t *s, int64_t deadline, const char *path,
 
 zkl__zcall_t *zkl__zk_get_send(zkl_session_t *s, const char *path,
                                int watch) {
-  ZCALL_SEND(s, k, zh,
+  ZCALL_SEND(s, k, zh, gets, watch,
              watch ? zoo_awget(zh, path, zkl__watcher, s, data_done, k)
                    : zoo_aget(zh, path, 0, data_done, k));
 }
@@ -347,7 +360,7 @@ int zkl__zk_get(zkl_session_t *s, int64_t deadline, const char *path,
 
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,
                                     int watch) {
-  ZCALL_SEND(s, k, zh,
+  ZCALL_SEND(s, k, zh, children, watch,
              watch ? zoo_awget_children(zh, path, zkl__watcher, s,
                                         children_done, k)
                    : zoo_aget_children(zh, path, 0, children_done, k));
@@ -376,7 +389,7 @@ int zkl__zk_children(zkl_session_t *s, int64_t deadline, const char *path,
 
 zkl__zcall_t *zkl__zk_create_send(zkl_session_t *s, const char *path,
                                   const char *data, int len, int flags) {
-  ZCALL_SEND(s, k, zh,
+  ZCALL_SEND(s, k, zh, creates, 0,
              zoo_acreate2(zh, path, data, len, zkl__session_acl(s), flags,
                           create_done, k));
 }
@@ -408,12 +421,12 @@ int zkl__zk_create(zkl_session_t *s, int64_t deadline, const char *path,
 }
 
 zkl__zcall_t *zkl__zk_delete_send(zkl_session_t *s, const char *path) {
-  ZCALL_SEND(s, k, zh, zoo_adelete(zh, path, -1, void_done, k));
+  ZCALL_SEND(s, k, zh, deletes, 0, zoo_adelete(zh, path, -1, void_done, k));
 }
 
 zkl__zcall_t *zkl__zk_delete_version_send(zkl_session_t *s, const char *path,
                                           int version) {
-  ZCALL_SEND(s, k, zh, zoo_adelete(zh, path, version, void_done, k));
+  ZCALL_SEND(s, k, zh, deletes, 0, zoo_adelete(zh, path, version, void_done, k));
 }
 
 zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
@@ -421,7 +434,7 @@ zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
   zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
   zoo_delete_op_init(&ops[1], node, -1);
   /* the request is serialized at once; the results land in the record */
-  ZCALL_SEND(s, k, zh, zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k));
+  ZCALL_SEND(s, k, zh, multis, 0, zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k));
 }
 
 /* room for a made path in a multi's answer: a path's most (the client's
@@ -464,8 +477,10 @@ zkl__zcall_t *zkl__zk_multi_send(zkl_session_t *s, const zkl__mop_t *mops,
   }
   zhandle_t *zh = zkl__zh_pin(s, &k->link);
   /* serialized at once: ops may go; results land in the record */
-  zcall_sent(k, zh == NULL ? ZCLOSING
-                           : zoo_amulti(zh, n, ops, k->mres, void_done, k));
+  int zrc = zh == NULL ? ZCLOSING
+                       : zoo_amulti(zh, n, ops, k->mres, void_done, k);
+  count_sent(s, zrc, &zkl__session_stats(s)->multis, 0);
+  zcall_sent(k, zrc);
   free(ops);
   return k;
 }
@@ -497,7 +512,7 @@ int zkl__zk_multi_wait_stat(zkl__zcall_t *k, int64_t deadline, int *errs,
 }
 
 zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path) {
-  ZCALL_SEND(s, k, zh, zoo_async(zh, path, sync_done, k));
+  ZCALL_SEND(s, k, zh, syncs, 0, zoo_async(zh, path, sync_done, k));
 }
 
 int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline) {

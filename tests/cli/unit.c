@@ -54,6 +54,7 @@ START_TEST(lock_defaults) {
   ck_assert_int_eq(o.connect_timeout_ms, CLI_DEFAULT_CONNECT_TIMEOUT_MS);
   ck_assert_ptr_null(o.auth);
   ck_assert_int_eq(o.verbose, 0);
+  ck_assert_int_eq(o.stats, 0);
   ck_assert_str_eq(o.path, "/locks/a");
   ck_assert_int_eq(o.mode, CLI_LOCK_EXCLUSIVE);
   ck_assert_int_eq(o.timeout_ms, -1);
@@ -68,7 +69,8 @@ START_TEST(lock_all_options) {
   cli_opts_t o;
   ck_assert_int_eq(PARSE(&o, "-s", "h1:1,h2:2/chroot", "--session-timeout",
                          "2000", "--connect-timeout", "1500", "--auth",
-                         "u:p", "-v", "-v", "lock", "--write", "-t", "2.5",
+                         "u:p", "-v", "-v", "--stats", "lock", "--write",
+                         "-t", "2.5",
                          "-E", "9", "--grace", "0.25", "/a/b", "--", "cmd",
                          "-x", "--y", "--"),
                    0);
@@ -77,6 +79,7 @@ START_TEST(lock_all_options) {
   ck_assert_int_eq(o.connect_timeout_ms, 1500);
   ck_assert_str_eq(o.auth, "u:p");
   ck_assert_int_eq(o.verbose, 2);
+  ck_assert_int_eq(o.stats, 1);
   ck_assert_int_eq(o.mode, CLI_LOCK_WRITE);
   ck_assert_int_eq(o.timeout_ms, 2500);
   ck_assert_int_eq(o.conflict_exit, 9);

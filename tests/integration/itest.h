@@ -66,6 +66,7 @@ Suite *semaphore_interop_suite(void); /* test-semaphore-interop.c */
 Suite *multilock_suite(void); /* test-multilock.c */
 Suite *multilock_interop_suite(void); /* test-multilock-interop.c */
 Suite *curator_interop_suite(void); /* test-curator-interop.c */
+Suite *observe_suite(void); /* test-observe.c */
 
 /* Adds an ephemeral non-contender child to root, so that the server does
  * not reap the (container) root while the test still reads its data. */

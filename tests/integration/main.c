@@ -38,6 +38,7 @@ int main(void) {
   srunner_add_suite(sr, multilock_suite());
   srunner_add_suite(sr, multilock_interop_suite());
   srunner_add_suite(sr, curator_interop_suite());
+  srunner_add_suite(sr, observe_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -14,6 +14,7 @@ int main(void) {
   srunner_add_suite(sr, args_suite());
   srunner_add_suite(sr, drivers_suite());
   srunner_add_suite(sr, inspect_suite());
+  srunner_add_suite(sr, log_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

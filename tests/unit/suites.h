@@ -10,5 +10,6 @@ Suite *errors_suite(void); /* test-errors.c: codes, texts, names, version   */
 Suite *args_suite(void);   /* test-args.c: argument checks, driver, time    */
 Suite *drivers_suite(void); /* test-drivers.c: the read/write drivers      */
 Suite *inspect_suite(void); /* test-inspect.c: queue order from names     */
+Suite *log_suite(void);     /* test-log.c: the log's routes and parsing    */
 
 #endif /* ZKL_UNIT_SUITES_H */
