@@ -37,7 +37,8 @@ typedef enum cli_event_type {
   CLI_EV_TAKEN,      /* a queue take or claim ended; arg: its code         */
   CLI_EV_SETTLED,    /* a queue put, ack or nack ended; arg: its code      */
   CLI_EV_COUNTED,    /* a counter call ended; arg: its code                */
-  CLI_EV_BARRIER     /* a barrier call ended; arg: its code                */
+  CLI_EV_BARRIER,    /* a barrier call ended; arg: its code                */
+  CLI_EV_CHANGED     /* status --watch: the path's children changed        */
 } cli_event_type_t;
 
 typedef struct cli_event {

@@ -128,6 +128,7 @@ static const char help_elect[] =
 
 static const char help_status[] =
     "Usage: zkl [OPTIONS] status [--json] PATH\n"
+    "       zkl [OPTIONS] status --watch [-t SECONDS] [--json] PATH\n"
     "       zkl [OPTIONS] status --counter [--format F] [--json] PATH\n"
     "       zkl [OPTIONS] status --barrier [--json] PATH\n"
     "       zkl [OPTIONS] status --sem [--count-path P] [--json] PATH\n"
@@ -143,6 +144,12 @@ static const char help_status[] =
     "\"queue\" with \"format\", \"items\" and \"claimed\").\n"
     "A PATH with no contenders, or none at all, prints \"no contenders\"\n"
     "(JSON: []) and exits 0.\n"
+    "With --watch, the list is shown again each time PATH's children change\n"
+    "(a watch, no polling), with a WAITED column (how long each node has\n"
+    "been there, by the server's clock), redrawn in place on a terminal and\n"
+    "refreshed every second; with --json, one JSON array per line and change\n"
+    "(each object with \"ctime_ms\").  It runs until SIGINT or SIGTERM (exit\n"
+    "0), or for -t SECONDS; a lost connection waits for it to come back.\n"
     "With --counter, PATH is shown as the shared counter of 'zkl counter'\n"
     "instead: its path, format, value, data version (cas's VERSION), whether\n"
     "the node exists, and the zxid of its last write (JSON: an array of one\n"
@@ -165,6 +172,8 @@ static const char help_status[] =
     "maximum below 1, exits 70.  Nothing is created.\n"
     "\n"
     "      --json               one JSON array of objects instead of a table\n"
+    "      --watch              show it again at every change, until stopped\n"
+    "  -t, --timeout SECONDS    with --watch: stop after SECONDS\n"
     "      --counter            show PATH as a counter\n"
     "      --barrier            show PATH as a barrier\n"
     "      --sem                show PATH as a semaphore\n"
@@ -446,7 +455,7 @@ enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
        OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
        OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
        OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_ALL,
-       OPT_KAZOO, OPT_END };
+       OPT_KAZOO, OPT_WATCH, OPT_END };
 
 /* A list of option codes, 0 ending it. */
 #define CODES(...) ((const int[]){__VA_ARGS__, 0})
@@ -1076,6 +1085,7 @@ static int status_option(parser_t *p, int c, const char *arg) {
   case OPT_COUNTER: p->o->status_counter = 1; break;
   case OPT_BARRIER: p->o->status_barrier = 1; break;
   case OPT_SEM: p->o->status_sem = 1; break;
+  case OPT_WATCH: p->o->status_watch = 1; break;
   }
   return 0;
 }
@@ -1099,6 +1109,12 @@ static int status_rest(parser_t *p, int argc, char **argv) {
   if (p->given[OPT_KAZOO] > 0 && p->given[OPT_COUNT_PATH] > 0)
     return usage_error(p, "--kazoo and --count-path exclude each other "
                           "(kazoo's layout keeps MAX in PATH's data)");
+  if (o->status_watch &&
+      o->status_counter + o->status_barrier + o->status_sem > 0)
+    return usage_error(p, "--watch shows contenders: not with --counter, "
+                          "--barrier or --sem");
+  if (p->given['t'] > 0 && !o->status_watch)
+    return usage_error(p, "-t needs --watch");
   if ((rc = take_path(p, argc, argv)) != 0) return rc;
   if (optind < argc)
     return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
@@ -1110,6 +1126,7 @@ static const syntax_t status_syntax = {
                             FLAG("counter", OPT_COUNTER),
                             FLAG("barrier", OPT_BARRIER),
                             FLAG("sem", OPT_SEM),
+                            FLAG("watch", OPT_WATCH), ARG("timeout", 't'),
                             ARG("format", OPT_COUNTER_FORMAT),
                             ARG("count-path", OPT_COUNT_PATH),
                             FLAG("kazoo", OPT_KAZOO), HELP_AND_END},

@@ -164,6 +164,7 @@ typedef struct cli_opts {
   int status_counter;           /* --counter: PATH as a counter           */
   int status_barrier;           /* --barrier: PATH as a barrier           */
   int status_sem;               /* --sem: PATH as a semaphore             */
+  int status_watch;             /* --watch: again at every change         */
 } cli_opts_t;
 
 /* Reads argv (argv[argc] must be NULL, as main() gets it).  env_servers is

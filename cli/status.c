@@ -12,6 +12,12 @@
  * one after the other: an item put or taken meanwhile may show as a
  * foreign child, or be missing.
  *
+ * With --watch, the listing is read again each time a children watch on
+ * PATH fires (set through the session's handle, zkl_session_zhandle(),
+ * again after each event and after a lost session), and drawn again every
+ * second for the WAITED column; on a terminal in place, else one snapshot
+ * (or, --json, one JSON array on a line) per change.
+ *
  * With --counter, PATH is read as a counter instead (cli/counter.c); with
  * --barrier, as a barrier (cli/barrier.c); with --sem, as a semaphore
  * (cli/sem.c).
@@ -21,7 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
 #include "cli.h"
+#include "loop.h"
 #include "text.h"
 
 #define DATA_SHOWN 1024 /* bytes of a node's data shown at most */
@@ -132,23 +144,40 @@ static int without_queues(const zkl_contender_t *v, size_t n,
   return 0;
 }
 
-static void print_table(const zkl_contender_t *v, size_t n) {
+/* "1.5s", "12m03s", "3h07m": how long since ctime_ms (now_ms: the wall
+ * clock), for a person; "-" before it (clocks apart). */
+static const char *waited(char *buf, size_t len, int64_t ctime_ms,
+                          int64_t now_ms) {
+  int64_t ms = now_ms - ctime_ms;
+  if (ms < 0) ms = 0;
+  int64_t s = ms / 1000;
+  if (s < 60) snprintf(buf, len, "%" PRId64 ".%" PRId64 "s", s, ms % 1000 / 100);
+  else if (s < 3600) snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+  else snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600, s / 60 % 60);
+  return buf;
+}
+
+/* now_ms > 0: with a WAITED column, how long each node has been there. */
+static void print_table(const zkl_contender_t *v, size_t n, int64_t now_ms) {
   int w = (int)strlen("NODE");
   for (size_t i = 0; i < n; i++) {
     int nl = (int)strlen(v[i].name);
     if (nl > w) w = nl;
   }
-  printf("%-3s %-8s %-5s %-12s %-18s %-*s %s\n", "POS", "KIND", "HOLDS",
-         "TOKEN", "SESSION", w, "NODE", "OWNER");
+  printf("%-3s %-8s %-5s ", "POS", "KIND", "HOLDS");
+  if (now_ms > 0) printf("%-8s ", "WAITED");
+  printf("%-12s %-18s %-*s %s\n", "TOKEN", "SESSION", w, "NODE", "OWNER");
   for (size_t i = 0; i < n; i++) {
     const zkl_contender_t *e = &v[i];
-    char pos[16], session[24];
+    char pos[16], session[24], since[24];
     if (e->position > 0) snprintf(pos, sizeof pos, "%d", e->position);
     else snprintf(pos, sizeof pos, "-");
     snprintf(session, sizeof session, "0x%" PRIx64, (uint64_t)e->session);
-    printf("%-3s %-8s %-5s %-12" PRIu64 " %-18s %-*s ", pos,
-           zkl_kind_name(e->kind), e->holds ? "yes" : "no", e->token,
-           session, w, e->name);
+    printf("%-3s %-8s %-5s ", pos, zkl_kind_name(e->kind),
+           e->holds ? "yes" : "no");
+    if (now_ms > 0)
+      printf("%-8s ", waited(since, sizeof since, e->ctime_ms, now_ms));
+    printf("%-12" PRIu64 " %-18s %-*s ", e->token, session, w, e->name);
     cli_put_escaped(stdout, e->data, shown_len(e->data_len));
     putchar('\n');
   }
@@ -182,13 +211,15 @@ static void print_queues(const queue_view_t *views) {
   }
 }
 
+/* line: all on one line (--watch), with each contender's ctime_ms. */
 static void print_json(const zkl_contender_t *v, size_t n,
-                       const queue_view_t *views) {
+                       const queue_view_t *views, int line) {
   size_t k = 0; /* elements written */
+  const char *first = line ? "{" : "\n  {", *next = line ? ", {" : ",\n  {";
   fputs("[", stdout);
   for (size_t i = 0; i < n; i++, k++) {
     const zkl_contender_t *e = &v[i];
-    fputs(k == 0 ? "\n  {" : ",\n  {", stdout);
+    fputs(k == 0 ? first : next, stdout);
     if (e->position > 0) printf("\"position\": %d", e->position);
     else fputs("\"position\": null", stdout);
     printf(", \"kind\": \"%s\", \"holds\": %s, \"node\": ",
@@ -196,15 +227,17 @@ static void print_json(const zkl_contender_t *v, size_t n,
     cli_put_json_string(stdout, e->name);
     fputs(", \"owner\": ", stdout);
     cli_put_json_escaped(stdout, e->data, shown_len(e->data_len));
-    printf(", \"session\": \"0x%" PRIx64 "\", \"token\": %" PRIu64 "}",
+    printf(", \"session\": \"0x%" PRIx64 "\", \"token\": %" PRIu64,
            (uint64_t)e->session, e->token);
+    if (line) printf(", \"ctime_ms\": %" PRId64, e->ctime_ms);
+    fputs("}", stdout);
   }
   /* a queue: the members of a contender, filled from its head item (null
    * when there is none), and its own */
   for (size_t f = 0; f < N_FORMATS; f++) {
     const queue_view_t *q = &views[f];
     if (!q->present) continue;
-    fputs(k++ == 0 ? "\n  {" : ",\n  {", stdout);
+    fputs(k++ == 0 ? first : next, stdout);
     fputs("\"position\": null, \"kind\": \"queue\", \"holds\": false, "
           "\"node\": ", stdout);
     if (q->head != NULL) {
@@ -222,7 +255,7 @@ static void print_json(const zkl_contender_t *v, size_t n,
     if (q->head != NULL) printf("%zu}", q->head->len);
     else fputs("null}", stdout);
   }
-  fputs(k > 0 ? "\n]\n" : "]\n", stdout);
+  fputs(k > 0 && !line ? "\n]\n" : "]\n", stdout);
 }
 
 static void free_views(queue_view_t *views) {
@@ -233,50 +266,190 @@ static void free_views(queue_view_t *views) {
   }
 }
 
-int cli_status_run(const cli_opts_t *o) {
-  if (o->status_counter) return cli_counter_status_run(o);
-  if (o->status_barrier) return cli_barrier_status_run(o);
-  if (o->status_sem) return cli_sem_status_run(o);
-  zkl_session_t *s = NULL;
-  int rc = cli_connect(o, NULL, NULL, &s);
-  if (rc != 0) return rc;
-  zkl_contender_t *v = NULL;
-  size_t n = 0;
-  rc = zkl_contenders(s, o->path, -1, &v, &n);
-  if (rc != 0) {
-    fprintf(stderr, "zkl: cannot list %s: %s\n", o->path, zkl_last_error());
-    cli_session_close(s);
-    return cli_exit_code(rc);
-  }
+/* One look at PATH: its contenders less a queue's items, and the queues. */
+typedef struct snapshot {
+  zkl_contender_t *v, *rest;
+  size_t n, m;
   queue_view_t views[N_FORMATS];
-  read_queues(s, o->path, v, n, views);
-  cli_session_close(s);
-  zkl_contender_t *rest = malloc((n > 0 ? n : 1) * sizeof *rest);
-  size_t m = 0;
-  if (rest == NULL || without_queues(v, n, views, rest, &m) != 0) {
-    fprintf(stderr, "zkl: no memory for a listing of %s\n", o->path);
-    free(rest);
-    free_views(views);
-    zkl_contenders_free(v, n);
-    return CLI_EX_SOFTWARE;
+  int queues;
+} snapshot_t;
+
+static void snapshot_free(snapshot_t *sn) {
+  free(sn->rest);
+  free_views(sn->views);
+  zkl_contenders_free(sn->v, sn->n);
+  memset(sn, 0, sizeof *sn);
+}
+
+/* 0, or the zkl code of the listing (a message printed unless quiet), or
+ * ZKL_ENOMEM. */
+static int snapshot_take(zkl_session_t *s, const cli_opts_t *o, int quiet,
+                         snapshot_t *sn) {
+  memset(sn, 0, sizeof *sn);
+  int rc = zkl_contenders(s, o->path, -1, &sn->v, &sn->n);
+  if (rc != 0) {
+    if (!quiet)
+      fprintf(stderr, "zkl: cannot list %s: %s\n", o->path, zkl_last_error());
+    return rc;
   }
-  int queues = 0;
-  for (size_t f = 0; f < N_FORMATS; f++) queues |= views[f].present;
+  read_queues(s, o->path, sn->v, sn->n, sn->views);
+  sn->rest = malloc((sn->n > 0 ? sn->n : 1) * sizeof *sn->rest);
+  if (sn->rest == NULL ||
+      without_queues(sn->v, sn->n, sn->views, sn->rest, &sn->m) != 0) {
+    fprintf(stderr, "zkl: no memory for a listing of %s\n", o->path);
+    snapshot_free(sn);
+    return ZKL_ENOMEM;
+  }
+  for (size_t f = 0; f < N_FORMATS; f++) sn->queues |= sn->views[f].present;
+  return 0;
+}
+
+/* now_ms > 0: the watch's form (WAITED column; JSON on one line). */
+static void snapshot_print(const snapshot_t *sn, const cli_opts_t *o,
+                           int64_t now_ms) {
   if (o->json) {
-    print_json(rest, m, views);
-  } else if (m == 0 && !queues) {
+    print_json(sn->rest, sn->m, sn->views, now_ms > 0);
+  } else if (sn->m == 0 && !sn->queues) {
     puts("no contenders");
   } else {
-    if (m > 0) print_table(rest, m);
-    if (m > 0 && queues) putchar('\n');
-    if (queues) print_queues(views);
+    if (sn->m > 0) print_table(sn->rest, sn->m, now_ms);
+    if (sn->m > 0 && sn->queues) putchar('\n');
+    if (sn->queues) print_queues(sn->views);
   }
-  free(rest);
-  free_views(views);
-  zkl_contenders_free(v, n);
+}
+
+static int flush_stdout(void) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
     perror("zkl: stdout");
     return CLI_EX_SOFTWARE;
   }
   return 0;
+}
+
+/* ---- --watch ---------------------------------------------------------------- */
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ZooKeeper's thread: PATH's children changed (or the watch ended with
+ * the connection): the main loop looks again. */
+static void children_changed(zhandle_t *zh, int type, int state,
+                             const char *path, void *ctx) {
+  (void)zh, (void)state, (void)path, (void)ctx;
+  if (type != ZOO_SESSION_EVENT) cli_loop_post_arg(CLI_EV_CHANGED, type);
+}
+
+/* Sets the watch on PATH's children (whether PATH exists or not: an exists
+ * watch then, which fires when it is made).  1 if set. */
+static int arm_watch(zkl_session_t *s, const char *path) {
+  zhandle_t *zh = zkl_session_zhandle(s);
+  if (zh == NULL) return 0;
+  struct String_vector kids = {0, NULL};
+  int zrc = zoo_wget_children(zh, path, children_changed, NULL, &kids);
+  deallocate_String_vector(&kids);
+  if (zrc == ZNONODE)
+    zrc = zoo_wexists(zh, path, children_changed, NULL, NULL) == ZNONODE
+              ? ZOK
+              : ZCONNECTIONLOSS; /* made meanwhile: look again */
+  return zrc == ZOK;
+}
+
+/* The whole screen again (terminal), or a snapshot after the last. */
+static void draw(const snapshot_t *sn, const cli_opts_t *o, int tty,
+                 int64_t now_ms, const char *note) {
+  if (tty && !o->json) {
+    time_t t = (time_t)(now_ms / 1000);
+    struct tm tm;
+    char at[32];
+    localtime_r(&t, &tm);
+    strftime(at, sizeof at, "%H:%M:%S", &tm);
+    printf("\033[H\033[2J%s  %s  (zkl status --watch; ^C ends)%s%s\n\n",
+           o->path, at, note[0] ? "  " : "", note);
+  } else if (!o->json && note[0]) {
+    printf("(%s)\n", note);
+  }
+  snapshot_print(sn, o, now_ms);
+  if (!tty && !o->json) putchar('\n');
+}
+
+static int status_watch(zkl_session_t *s, const cli_opts_t *o) {
+  int tty = isatty(STDOUT_FILENO);
+  int64_t end = o->timeout_ms >= 0 ? cli_now_ns() + o->timeout_ms * 1000000
+                                   : INT64_MAX;
+  snapshot_t sn;
+  memset(&sn, 0, sizeof sn);
+  int stale = 1, armed = 0, rc = 0;
+  char note[96] = "";
+  for (;;) {
+    if (stale) { /* the watch first: a change after the look fires it */
+      armed = arm_watch(s, o->path);
+      snapshot_t next;
+      int lrc = armed ? snapshot_take(s, o, 1, &next) : ZKL_ESUSPENDED;
+      if (lrc == 0) {
+        snapshot_free(&sn);
+        sn = next;
+        stale = 0;
+        note[0] = '\0';
+      } else {
+        snprintf(note, sizeof note, "cannot look: %s; trying again",
+                 zkl_strerror(lrc));
+        armed = 0;
+      }
+      /* a change redraws; the clock alone only on a terminal */
+      if (lrc == 0 || tty) draw(&sn, o, tty, wall_ms(), note);
+      if ((rc = flush_stdout()) != 0) break;
+    }
+    int64_t next = cli_now_ns() + 1000000000LL;
+    if (next > end) next = end;
+    cli_event_t ev;
+    if (!cli_loop_next(&ev, next)) {
+      if (cli_now_ns() >= end) break;
+      if (!armed) stale = 1; /* not connected: try again each second */
+      else if (tty) {
+        draw(&sn, o, tty, wall_ms(), note);
+        if ((rc = flush_stdout()) != 0) break;
+      }
+      continue;
+    }
+    if (ev.type == CLI_EV_SIGNAL) break;
+    if (ev.type == CLI_EV_CHANGED) stale = 1;
+    if (ev.type == CLI_EV_STATE && ev.arg == ZKL_SESSION_CONNECTED) stale = 1;
+  }
+  snapshot_free(&sn);
+  return rc;
+}
+
+static void state_event(zkl_session_t *s, zkl_session_state_t state,
+                        void *arg) {
+  (void)s, (void)arg;
+  cli_loop_post_arg(CLI_EV_STATE, (int)state);
+}
+
+int cli_status_run(const cli_opts_t *o) {
+  if (o->status_counter) return cli_counter_status_run(o);
+  if (o->status_barrier) return cli_barrier_status_run(o);
+  if (o->status_sem) return cli_sem_status_run(o);
+  if (o->status_watch && cli_loop_init() != 0) {
+    perror("zkl: cannot set up its loop");
+    return CLI_EX_SOFTWARE;
+  }
+  zkl_session_t *s = NULL;
+  int rc = cli_connect(o, o->status_watch ? state_event : NULL, NULL, &s);
+  if (rc != 0) return rc;
+  if (o->status_watch) {
+    cli_loop_connected(s);
+    rc = status_watch(s, o);
+    cli_session_close(s);
+    return rc;
+  }
+  snapshot_t sn;
+  rc = snapshot_take(s, o, 0, &sn);
+  cli_session_close(s);
+  if (rc != 0) return rc == ZKL_ENOMEM ? CLI_EX_SOFTWARE : cli_exit_code(rc);
+  snapshot_print(&sn, o, 0);
+  snapshot_free(&sn);
+  return flush_stdout();
 }

@@ -177,6 +177,7 @@ static int read_children(zkl_session_t *s, int64_t dl, const char *path,
     e->data_len = value != NULL && len > 0 ? (size_t)len : 0;
     e->token = (uint64_t)st.czxid;
     e->session = st.ephemeralOwner;
+    e->ctime_ms = st.ctime;
   }
   for (size_t i = 0; paths != NULL && i < count; i++) free(paths[i]);
   free(paths);

@@ -51,6 +51,9 @@ typedef struct zkl_contender {
                          caller's), data_len bytes and then a NUL; NULL
                          when the ACL does not let this session read it   */
   size_t data_len;
+  int64_t ctime_ms;   /* when it was created, by the server's clock, in
+                         milliseconds since the epoch: how long a waiter
+                         has waited, or a holder held (with the waiting)  */
 } zkl_contender_t;
 
 /* Lists the children of path with their kind, queue position, holder flag,

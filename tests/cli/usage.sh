@@ -85,6 +85,9 @@ usage_error "--json does not apply to claim" queue claim --json /q true
 usage_error "--nack-tail does not apply to take" queue take --nack-tail /q
 usage_error "--grace does not apply to put" queue put --grace 1 /q x
 usage_error "--format needs --counter" status --format int64 /p
+usage_error "-t needs --watch" status -t 5 /p
+usage_error "--watch shows contenders" status --watch --counter /p
+usage_error "--watch shows contenders" status --watch --sem /p
 usage_error "--format needs int32, int64 or text" status --counter --format qn /p
 usage_error "SUBCOMMAND is missing" counter
 usage_error "unknown subcommand 'incr'" counter incr /c

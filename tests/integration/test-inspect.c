@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zookeeper/zookeeper.h>
 
 #include "itest.h"
@@ -69,6 +70,13 @@ START_TEST(mutex_holder_waiter_and_foreign_children) {
   ck_assert_int_eq(v[1].holds, 0);
   ck_assert_int_eq(v[1].session, zkl_session_id(b));
   ck_assert_uint_gt(v[1].token, v[0].token);
+  /* created by the server's clock, in order, and lately (same host) */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  ck_assert_int_ge(v[1].ctime_ms, v[0].ctime_ms);
+  ck_assert_int_gt(v[0].ctime_ms, now_ms - 60000);
+  ck_assert_int_le(v[1].ctime_ms, now_ms + 1000);
   ck_assert_str_eq(v[2].name, "config");
   ck_assert_int_eq(v[2].kind, ZKL_KIND_FOREIGN);
   ck_assert_int_eq(v[2].position, 0);
@@ -77,6 +85,7 @@ START_TEST(mutex_holder_waiter_and_foreign_children) {
   ck_assert_str_eq(v[3].name, "secret");
   ck_assert_ptr_null(v[3].data); /* not readable: stat only */
   ck_assert_uint_gt(v[3].token, 0);
+  ck_assert_int_ge(v[3].ctime_ms, v[1].ctime_ms);
   zkl_contenders_free(v, n);
 
   /* the holder leaves: the waiter is the head, and holds */
