@@ -154,7 +154,11 @@ ZKL_EXTERN int zkl_dbarrier_create(zkl_dbarrier_t **out, zkl_session_t *s,
  *               node went with it.
  *   ZKL_ESUSPENDED  timeout 0 and no connection, or the connection went
  *               down as the member node was deleted: the janitor deletes
- *               it once the connection is back.
+ *               it once the connection is back.  Also a give-up (deadline,
+ *               cancel) that could not make the checked delete telling
+ *               whether an opening counted this member: in doubt, the
+ *               others may have gone through counting it.  ETIMEDOUT and
+ *               ECANCELED mean that no opening counted it.
  *   ZKL_EINVAL, ZKL_ENOMEM, or ZooKeeper's code (ZNOAUTH...): not in; a
  *   member node that may have been made is deleted (now or by the
  *   janitor).  A member node an earlier session of the object left (its

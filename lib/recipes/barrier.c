@@ -45,6 +45,8 @@ typedef struct bcall {
   int64_t unsure_sid;        /* on this session                         */
   int64_t until;             /* drop_member's wait                       */
   int checked;               /* a give-up's checked delete was sent      */
+  int doubt;                 /* a give-up that could not check its delete:
+                                an opening may have counted our node      */
   unsigned epoch;
   zkl__zcall_t *z, *z2, **zs;
   size_t nzs;
@@ -588,9 +590,16 @@ give_up:
    * the delete is undone and we are in. */
   x->saved = x->rc;
   if (d->made && d->made_sid == zkl_session_id(b->s) &&
-      zkl__session_health(b->s) == 0) {
-    x->z2 = zkl__zk_exists_send(b->s, d->ready, 0);
-    x->z = zkl__zk_exists_send(b->s, b->path, 0);
+      zkl__session_health(b->s) != 0) {
+    /* our node may be counted by an opening we cannot see now: in doubt
+     * (its delete below goes to the janitor if the connection is down) */
+    x->doubt = 1;
+  } else if (d->made && d->made_sid == zkl_session_id(b->s)) {
+    /* the path's version first, then `ready`, in that order on the
+     * server: an opening between the two reads shows as `ready`, one
+     * after both as a moved version (the delete's check fails) */
+    x->z2 = zkl__zk_exists_send(b->s, b->path, 0);
+    x->z = zkl__zk_exists_send(b->s, d->ready, 0);
     x->until = x->call.dl;
     if (x->until != ZKL__FOREVER && x->until < zkl__now_ns() + DROP_GRACE_NS)
       x->until = zkl__now_ns() + DROP_GRACE_NS;
@@ -598,9 +607,9 @@ give_up:
     {
       struct Stat st;
       memset(&st, 0, sizeof st);
-      int erc = zkl__zk_exists_wait(x->z2, ZKL__TRY, NULL);
+      x->zrc = zkl__zk_exists_wait(x->z2, ZKL__TRY, &st);
       x->z2 = NULL;
-      x->zrc = zkl__zk_exists_wait(x->z, ZKL__TRY, &st);
+      int erc = zkl__zk_exists_wait(x->z, ZKL__TRY, NULL);
       x->z = NULL;
       if (erc == ZOK && x->zrc == ZOK) { /* open: in after all */
         x->rc = 0;
@@ -613,6 +622,8 @@ give_up:
         };
         x->z = zkl__zk_multi_send(b->s, m, 2);
         x->checked = 1;
+      } else if (x->zrc != ZNONODE) { /* no path: no node of ours */
+        x->doubt = 1; /* not read: cannot tell whether it opened */
       }
     }
     if (x->checked) {
@@ -636,11 +647,26 @@ give_up:
           goto out;
         }
       }
-      /* no answer in time, or refused: the janitor deletes it */
+      /* no answer in time, or refused: it may have opened counting us
+       * meanwhile; the node is deleted now or by the janitor */
+      x->doubt = 1;
     }
   }
   PT_CALL(pt, x->rc, drop_member(op, x));
   if (x->rc == 0) x->rc = x->saved;
+  if (x->doubt && zkl__session_health(b->s) == ZKL_ELOST) {
+    x->rc = zkl__fail(ZKL_ELOST, "enter %s: gave up (%s) as the session "
+                      "was lost: its node goes with it", b->path,
+                      zkl_strerror(x->saved));
+  } else if (x->doubt && x->rc != ZKL_ELOST) {
+    /* only a checked delete says that no opening counted us: without
+     * one, a member that gives up is in doubt, never plainly out */
+    x->rc = zkl__fail(ZKL_ESUSPENDED, "enter %s: gave up (%s) without "
+                      "being able to tell whether the barrier opened "
+                      "counting this member; its node is deleted (now, or "
+                      "by the janitor)", b->path, zkl_strerror(x->saved));
+  }
+  x->doubt = 0;
 out:
   if (x->rc == 0) {
     pthread_mutex_lock(&b->calls.own.mu);
