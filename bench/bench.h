@@ -28,11 +28,12 @@ typedef struct bench_opts {
   const char *merge_path;  /* --merge: rows of another run (kazoo_bench.py)*/
   const char *config;      /* --config: label of the server's config       */
   int quick;               /* --quick: a smoke run of a few seconds        */
-  unsigned only;           /* bit s set: run scenario s (1..13)            */
+  unsigned only;           /* bit s set: run scenario s (1..14)            */
   unsigned kazoo;          /* bit s set: run kazoo_bench.py's scenario s
                               right after ours and merge its rows        */
   const char *kazoo_script; /* --kazoo-script: bench/kazoo_bench.py      */
-  int curator;             /* S11-S13: run bench/CuratorBench.java
+  int curator;             /* S1, S3, S6, S11-S14: run
+                              bench/CuratorBench.java
                               (Curator's side) right after ours and merge
                               its rows                                   */
   const char *curator_src; /* --curator-src: bench/CuratorBench.java      */
@@ -61,6 +62,8 @@ typedef struct bench_opts {
   int sem_max[BENCH_MAX_LIST], n_sem_max; /* S13: the semaphore's MAX      */
   int sem_grants;          /* S13: grants per contender per run             */
   int sem_hold_ms;         /* S13: how long each lease is held (0: ~0)      */
+  int agg_threads[BENCH_MAX_LIST], n_agg_threads; /* S14: threads (T)    */
+  double agg_duration_s;   /* S14: seconds per run                          */
   char root[128];          /* this run's private tree: /zkl-bench/<id>      */
 } bench_opts_t;
 
@@ -102,7 +105,7 @@ double bench_heap_bytes(void);
 /* One measured figure: `median` holds the value for single figures (a
  * rate, a ratio, a count), and p99 is NAN then. */
 typedef struct result {
-  char scenario[4]; /* "1".."13"                                      */
+  char scenario[4]; /* "1".."14"                                      */
   char kase[24];    /* "cycle", "N=8", "Q=1000", "resign", ...         */
   char impl[16];    /* "floor", "floor-pipe", "zkl", "kazoo", "curator" */
   char metric[24];  /* "latency", "handoffs/s", "bytes/handoff", ...   */
@@ -205,6 +208,34 @@ double bench_fairness(const long *per, int n);
  * ratio of zkl's median `metric` to the peer's, for each peer measured. */
 void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
                        const char *ratio_metric);
+/* What an implementation's crew runs of one case add up to (S14; the
+ * shape S11-S13 repeat by hand). */
+typedef struct bench_tally {
+  samples_t rates;      /* operations per second, one per run           */
+  long *per;            /* operations of contender i, over the runs     */
+  long done;            /* operations, over the runs                    */
+  srv_counters_t srv;   /* the server's work over the runs, if srv_ok   */
+  int srv_ok;
+  double cpu_us;        /* this process's CPU time over the runs        */
+} bench_tally_t;
+/* Zeroes t[0..n_impls-1] for crews of n contenders.  0 or -1 (memory). */
+int bench_tallies_init(bench_tally_t *t, int n_impls, int n);
+void bench_tallies_free(bench_tally_t *t, int n_impls);
+/* Adds a crew's window: its CPU and server work, and one run's rate of
+ * per[0..n-1] operations from w->t0 to t_end (the last one's stop). */
+void bench_tally_add(bench_tally_t *t, const bench_crew_t *w, const long *per,
+                     int n, int64_t t_end);
+/* The rows of a tally that did anything: `rate` (the median run, unit
+ * 1/s), fairness, the server's work per `op` and cpu/<op>. */
+void bench_tally_report(const bench_tally_t *t, const char *sc,
+                        const char *kase, const char *impl, const char *rate,
+                        const char *op, int n);
+/* o->reps rounds of one run of each of n_impls implementations, the order
+ * rotating (floor first, then zkl first, ...), so that load from elsewhere
+ * on a shared machine hits them alike; stops at the first run that fails
+ * (run() != 0).  0, or -1 when one failed. */
+int bench_rotate(int reps, int n_impls, int (*run)(void *arg, int impl),
+                 void *arg);
 /* How many sessions other than `except` watch `path` (wchp), -1 on
  * failure; and a bounded wait until there is one (0, or -1). */
 int srv_watchers(const char *hosts, const char *path, int64_t except);
@@ -258,8 +289,10 @@ int floor_cycle_seq(zhandle_t *zh, const char *root);
  * from the rest). */
 int floor_cycle_mark(zhandle_t *zh, const char *root);
 /* The same with create and getChildren sent back to back (the server
- * answers a session in order, so the listing already holds the node). */
-int floor_cycle_pipelined(zhandle_t *zh, const char *root);
+ * answers a session in order, so the listing already holds the node);
+ * released by a delete, or (mark) by floor_cycle_mark()'s multi, as zkl
+ * does.  Several threads may run it at once on one zhandle (S14). */
+int floor_cycle_pipelined(zhandle_t *zh, const char *root, int mark);
 
 /* The queue recipe by hand (S9, S10): ZooKeeper's own (its Java
  * DistributedQueue, the C recipes): PERSISTENT_SEQUENTIAL items under dir,
@@ -369,6 +402,10 @@ void floor_sem_fini(floor_sem_t *fs);
 int floor_sem_acquire(floor_sem_t *fs, int timeout_ms);
 int floor_sem_release(floor_sem_t *fs);
 
+/* S14: a run of any implementation is stopped this long after its
+ * duration (CuratorBench and kazoo_bench.py use the same). */
+#define BENCH_S14_CAP_S 20
+
 /* ---- helpers shared by the scenarios (zkl-bench.c) -------------------------- */
 
 /* Creates path (and missing parents) as persistent nodes.  0 or a code. */
@@ -410,6 +447,9 @@ void sc_multilock_ratios(const bench_opts_t *o);
 void sc_semaphore(const bench_opts_t *o);     /* 13 sc-semaphore.c */
 /* S13's zkl / curator and zkl / kazoo rows, once their rows are merged. */
 void sc_semaphore_ratios(const bench_opts_t *o);
+void sc_aggregate(const bench_opts_t *o);     /* 14 sc-aggregate.c */
+/* S14's zkl / curator and zkl / kazoo rows, once their rows are merged. */
+void sc_aggregate_ratios(const bench_opts_t *o);
 /* The targets, from the results (and merged rows): targets.c. */
 void bench_targets(const bench_opts_t *o);
 /* The killed leader's process: zkl-bench --child-leader HOSTS PATH MS. */

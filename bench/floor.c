@@ -137,6 +137,15 @@ int floor_cycle_seq(zhandle_t *zh, const char *root) {
   return zrc != ZOK ? zrc : drc;
 }
 
+/* zkl's release: one multi that changes the node's data, then deletes it. */
+static int mark_release(zhandle_t *zh, const char *node) {
+  zoo_op_t ops[2];
+  zoo_op_result_t res[2];
+  zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
+  zoo_delete_op_init(&ops[1], node, -1);
+  return zoo_multi(zh, 2, ops, res);
+}
+
 int floor_cycle_mark(zhandle_t *zh, const char *root) {
   char want[256], node[256];
   if (create_path(want, sizeof want, root) != 0) return ZBADARGUMENTS;
@@ -147,12 +156,7 @@ int floor_cycle_mark(zhandle_t *zh, const char *root) {
   zrc = zoo_get_children(zh, root, 0, &kids);
   if (zrc == ZOK && !lowest_of(&kids, node)) zrc = ZSYSTEMERROR;
   deallocate_String_vector(&kids);
-  /* zkl's release: the node's data changed, then the node deleted */
-  zoo_op_t ops[2];
-  zoo_op_result_t res[2];
-  zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
-  zoo_delete_op_init(&ops[1], node, -1);
-  int drc = zoo_multi(zh, 2, ops, res);
+  int drc = mark_release(zh, node);
   return zrc != ZOK ? zrc : drc;
 }
 
@@ -189,7 +193,7 @@ static void listed(int rc, const struct String_vector *kids,
   pipe_done(p);
 }
 
-int floor_cycle_pipelined(zhandle_t *zh, const char *root) {
+int floor_cycle_pipelined(zhandle_t *zh, const char *root, int mark) {
   char want[256];
   if (create_path(want, sizeof want, root) != 0) return ZBADARGUMENTS;
   pipe_wait_t p;
@@ -209,7 +213,7 @@ int floor_cycle_pipelined(zhandle_t *zh, const char *root) {
   if (zrc == ZOK) zrc = p.create_rc;
   if (lrc == ZOK) lrc = p.list_rc;
   if (zrc == ZOK) {
-    int drc = zoo_delete(zh, p.node, -1);
+    int drc = mark ? mark_release(zh, p.node) : zoo_delete(zh, p.node, -1);
     if (lrc == ZOK && !p.lowest) lrc = ZSYSTEMERROR;
     zrc = lrc != ZOK ? lrc : drc;
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""kazoo_bench.py - scenarios 1, 3, 6, 9, 10, 11, 12 and 13 of zkl-bench for kazoo
+"""kazoo_bench.py - scenarios 1, 3, 6 and 9 to 14 of zkl-bench for kazoo
 (Debian's python3-kazoo), on the same server in the same run, so that the
 report shows zkl/kazoo ratios measured side by side.
 
@@ -9,7 +9,8 @@ report shows zkl/kazoo ratios measured side by side.
         [--consumers 1,10,100] [--puts N] [--cas-contenders N]
         [--increments N] [--ml-contenders N] [--ml-paths 2,8]
         [--ml-acquisitions N] [--sem-contenders N] [--sem-max 1,5,20]
-        [--sem-grants N] [--sem-hold MS] [--only 1,3,6,9,10,11,12,13]
+        [--sem-grants N] [--sem-hold MS] [--agg-threads 1,8,32,64]
+        [--agg-duration SEC] [--only 1,3,6,9,10,11,12,13,14]
         [--csv FILE] [--no-table]
 
 Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench runs
@@ -65,6 +66,12 @@ S13 N contenders (--sem-contenders), threads each with its own KazooClient
     so it cannot share a path with zkl's and Curator's.  A shared counter
     checks that never more than MAX hold at once, and after each run no
     node may be left under <path> or <path>-__lock__.
+S14 aggregate throughput on distinct keys: T threads (--agg-threads, each
+    T in turn) on ONE KazooClient, each a Lock on a path of its own (nobody
+    contends), acquire/release for --agg-duration seconds, --reps runs;
+    the median run's cycles/s over all T threads, the cycle latency,
+    fairness (fewest / most cycles of a thread), the server's work and
+    this process's CPU per cycle.
 
 Every wait is bounded; the run works under /zkl-bench/kazoo-<pid> and
 deletes it at the end.  Traffic goes only to the given hosts.
@@ -1268,6 +1275,82 @@ def s13(args, root):
         close(admin)
 
 
+# ---- S14: aggregate throughput on distinct keys -------------------------------------
+
+S14_CAP_S = 20.0  # past the duration, a run is stopped (BENCH_S14_CAP_S)
+
+
+class AggRun(Crew):
+    """T threads on ONE client, each cycling a lock of its own path for
+    `duration` seconds from the moment they are let go."""
+
+    def __init__(self, n, duration):
+        super().__init__(n, total=0)
+        self.duration = duration
+        self.deadline = None
+
+    def claim(self):
+        with self.lock:
+            now = time.monotonic()
+            if self.deadline is None:  # the first thread let go
+                self.deadline = now + self.duration
+            return not self.stop and now < self.deadline
+
+
+class AggWorker(CrewThread):
+    """A thread on the run's shared client: a Lock of its own path."""
+    tag = "S14"
+
+    def __init__(self, zk, path, run):
+        super().__init__(run)
+        self.lock = zk.Lock(path, "kazoo-bench")
+        self.lat = []
+        self.cycle()  # warm, unmeasured: the path made
+
+    def cycle(self):
+        if not self.lock.acquire(timeout=LOCK_TIMEOUT_S):
+            raise Exception("Lock.acquire timed out")
+        self.lock.release()
+
+    def once(self):
+        t0 = now_ns()
+        self.cycle()
+        self.lat.append((now_ns() - t0) / 1e3)
+
+
+def s14(args, root):
+    for t in (int(x) for x in args.agg_threads.split(",")):
+        case = "T=%d" % t
+        rates, per, lat, srv, cpu = [], [0] * t, [], None, 0.0
+        for _ in range(args.reps):
+            zk = client(args.hosts)
+            run = AggRun(t, args.agg_duration)
+            try:
+                ws = [AggWorker(zk, "%s/s14-kazoo/%d" % (root, i), run)
+                      for i in range(t)]
+                t0, c, d = crew_window(args, run, ws,
+                                       args.agg_duration + S14_CAP_S)
+            finally:
+                close(zk)
+            t_end = max([w.t_end for w in ws] + [t0])
+            done = sum(w.done for w in ws)
+            if t_end > t0:
+                rates.append(done * 1e9 / (t_end - t0))
+            per = [p + w.done for p, w in zip(per, ws)]
+            lat += [x for w in ws for x in w.lat]
+            cpu += c
+            srv = d if srv is None else {x: srv[x] + d[x] for x in d}
+        done = sum(per)
+        if done:
+            add("14", case, "cycles/s", "1/s", quantile(rates, 0.5), n=done)
+            add_samples("14", case, "cycle", "us", lat)
+            if max(per) > 0:
+                add("14", case, "fairness", "", min(per) / max(per), n=t)
+            add_server("14", case, "cycle", srv, done)
+            add("14", case, "cpu/cycle", "us", cpu * 1e6 / done, n=done)
+        print("  S14 %s done" % case, flush=True)
+
+
 # ---- main -------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -1276,7 +1359,7 @@ def parse_args(argv):
     p.add_argument("-s", "--hosts",
                    default=os.environ.get("ZKL_TEST_HOSTS") or "127.0.0.1:2181")
     p.add_argument("-q", "--quick", action="store_true")
-    p.add_argument("--only", default="1,3,6,9,10,11,12,13")
+    p.add_argument("--only", default="1,3,6,9,10,11,12,13,14")
     p.add_argument("--iters", type=int, default=100 if quick else 1000)
     p.add_argument("--duration", type=float, default=0.5 if quick else 3.0)
     p.add_argument("--reps", type=int, default=1 if quick else 3)
@@ -1297,6 +1380,9 @@ def parse_args(argv):
     p.add_argument("--sem-max", default="1,5" if quick else "1,5,20")
     p.add_argument("--sem-grants", type=int, default=5 if quick else 20)
     p.add_argument("--sem-hold", type=int, default=0)
+    p.add_argument("--agg-threads", default="1,8" if quick else "1,8,32,64")
+    p.add_argument("--agg-duration", type=float,
+                   default=0.2 if quick else 3.0)
     p.add_argument("--csv")
     p.add_argument("--no-table", action="store_true",
                    help="no table on stdout (zkl-bench prints the rows)")
@@ -1336,6 +1422,8 @@ def main(argv):
             s12(args, root)
         if 13 in only:
             s13(args, root)
+        if 14 in only:
+            s14(args, root)
     finally:
         admin.delete(root, recursive=True)
         try:

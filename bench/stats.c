@@ -241,9 +241,10 @@ static const char *scenario_title(const char *s) {
                                  "S10 queue herd: server work per put",
                                  "S11 counter: CAS increments, N contenders",
                                  "S12 multi-lock: K paths, N contenders",
-                                 "S13 semaphore: MAX leases, N contenders"};
+                                 "S13 semaphore: MAX leases, N contenders",
+                                 "S14 aggregate: T threads, a path each"};
   int i = atoi(s);
-  return i >= 1 && i <= 13 ? titles[i] : s;
+  return i >= 1 && i <= 14 ? titles[i] : s;
 }
 
 static void fmt_num(char *buf, size_t len, double v) {
@@ -449,4 +450,64 @@ void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
     result_add(sc, kase, impl, ratio_metric, "x", z->median / p->median, NAN,
                0);
   }
+}
+
+/* ---- tallies of crew runs ----------------------------------------------------------- */
+
+int bench_tallies_init(bench_tally_t *t, int n_impls, int n) {
+  memset(t, 0, sizeof *t * (size_t)n_impls);
+  int ok = 1;
+  for (int i = 0; i < n_impls; i++) {
+    t[i].per = calloc((size_t)n, sizeof *t[i].per);
+    t[i].srv_ok = 1;
+    ok = ok && t[i].per != NULL;
+  }
+  return ok ? 0 : -1;
+}
+
+void bench_tallies_free(bench_tally_t *t, int n_impls) {
+  for (int i = 0; i < n_impls; i++) {
+    samples_free(&t[i].rates);
+    free(t[i].per);
+    t[i].per = NULL;
+  }
+}
+
+void bench_tally_add(bench_tally_t *t, const bench_crew_t *w, const long *per,
+                     int n, int64_t t_end) {
+  t->cpu_us += w->cpu_us;
+  if (w->srv_ok) srv_add(&t->srv, &w->srv);
+  else t->srv_ok = 0;
+  long sum = 0;
+  for (int i = 0; i < n; i++) {
+    sum += per[i];
+    t->per[i] += per[i];
+  }
+  t->done += sum;
+  if (t_end > w->t0)
+    samples_add(&t->rates, (double)sum * 1e9 / (double)(t_end - w->t0));
+}
+
+void bench_tally_report(const bench_tally_t *t, const char *sc,
+                        const char *kase, const char *impl, const char *rate,
+                        const char *op, int n) {
+  if (t->done <= 0) return;
+  char metric[24];
+  samples_t rates = t->rates; /* sorted in place: the order is no matter */
+  result_add(sc, kase, impl, rate, "1/s", samples_quantile(&rates, 0.5), NAN,
+             t->done);
+  result_add(sc, kase, impl, "fairness", "", bench_fairness(t->per, n), NAN,
+             n);
+  if (t->srv_ok) srv_report(sc, kase, impl, op, &t->srv, (double)t->done);
+  snprintf(metric, sizeof metric, "cpu/%s", op);
+  result_add(sc, kase, impl, metric, "us", t->cpu_us / (double)t->done, NAN,
+             t->done);
+}
+
+int bench_rotate(int reps, int n_impls, int (*run)(void *arg, int impl),
+                 void *arg) {
+  for (int rep = 0; rep < reps; rep++)
+    for (int k = 0; k < n_impls; k++)
+      if (run(arg, (rep + k) % n_impls) != 0) return -1;
+  return 0;
 }

@@ -3,7 +3,7 @@
  *
  *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
  *
- * kazoo's side of a scenario (1, 3, 6, 9, 10, 11, 12, 13) is run by this program
+ * kazoo's side of a scenario (1, 3, 6, 9 to 14) is run by this program
  * itself, right after its own, against the same server (kazoo_bench.py
  * --only N, Debian's /usr/bin/python3 with python3-kazoo), and its rows
  * merged: one run, side by side.  --merge FILE (rows of an earlier
@@ -123,10 +123,10 @@ static void usage(FILE *f) {
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
-"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-13)\n"
+"      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-14)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
 "      --duration SEC    S3/S5 seconds per run (default 3)\n"
-"      --reps N          S3/S5/S9/S11/S12/S13 runs of floor and zkl, in turns\n"
+"      --reps N          S3/S5/S9/S11-S14 runs of floor and zkl, in turns\n"
 "                        (default 3)\n"
 "      --contenders LIST S3 contender counts (default 2,8,32,128)\n"
 "      --queues LIST     S4 queue lengths (default 10,100,1000)\n"
@@ -150,11 +150,14 @@ static void usage(FILE *f) {
 "      --sem-max LIST    S13 the semaphore's MAX (default 1,5,20)\n"
 "      --sem-grants N    S13 grants per contender per run (default 20)\n"
 "      --sem-hold MS     S13 how long each lease is held (default 0)\n"
+"      --agg-threads LIST  S14 threads of one process, a path each\n"
+"                        (default 1,8,32,64)\n"
+"      --agg-duration SEC  S14 seconds per run (default 3)\n"
 "      --kazoo LIST      scenarios whose kazoo side this run runs itself\n"
-"                        (default 1,3,6,9,10,11,12,13 of --only; \"none\" with\n"
+"                        (default 1,3,6,9-14 of --only; \"none\" with\n"
 "                        --merge)\n"
 "      --kazoo-script F  kazoo_bench.py (default: the source tree's)\n"
-"      --curator yes|no  run Curator's side of S11, S12 and S13\n"
+"      --curator yes|no  run Curator's side of S1, S3, S6, S11-S14\n"
 "                        (CuratorBench.java, javac)\n"
 "                        (default yes, no with --quick)\n"
 "      --curator-src F   CuratorBench.java (default: the source tree's)\n"
@@ -177,6 +180,21 @@ static int parse_list(const char *s, int *out, int max) {
   return n;
 }
 
+/* A list of at most BENCH_MAX_LIST values, none above hi, into out and
+ * *n.  0 or -1. */
+static int parse_list_max(const char *s, int *out, int *n, int hi) {
+  *n = parse_list(s, out, BENCH_MAX_LIST);
+  for (int i = 0; i < *n; i++)
+    if (out[i] > hi) return -1;
+  return *n > 0 ? 0 : -1;
+}
+
+/* Seconds, more than 0 and at most 600.  0 or -1. */
+static int parse_seconds(const char *s, double *out) {
+  *out = strtod(s, NULL);
+  return *out > 0 && *out <= 600 ? 0 : -1;
+}
+
 static int parse_int(const char *s, int lo, int hi, int *out) {
   char *end;
   long v = strtol(s, &end, 10);
@@ -191,6 +209,7 @@ static void defaults(bench_opts_t *o, int quick) {
   static const int cs[] = {1, 10, 100}, qcs[] = {1, 4};
   static const int ks[] = {2, 8};
   static const int sms[] = {1, 5, 20}, qsms[] = {1, 5};
+  static const int ts[] = {1, 8, 32, 64}, qts[] = {1, 8};
   o->iters = quick ? 100 : 1000;
   o->duration_s = quick ? 0.5 : 3;
   o->reps = quick ? 1 : 3;
@@ -221,6 +240,10 @@ static void defaults(bench_opts_t *o, int quick) {
   memcpy(o->sem_max, quick ? qsms : sms, sizeof(int) * (size_t)o->n_sem_max);
   o->sem_grants = quick ? 5 : 20;
   o->sem_hold_ms = 0;
+  o->n_agg_threads = quick ? 2 : 4;
+  memcpy(o->agg_threads, quick ? qts : ts,
+         sizeof(int) * (size_t)o->n_agg_threads);
+  o->agg_duration_s = quick ? 0.2 : 3;
   o->curator = !quick;
 }
 
@@ -230,13 +253,15 @@ enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
        OPT_ITEMS, OPT_BATCH, OPT_CONSUMERS, OPT_PUTS, OPT_KAZOO,
        OPT_KAZOO_SCRIPT, OPT_CAS_CONTENDERS, OPT_INCREMENTS, OPT_CURATOR,
        OPT_CURATOR_SRC, OPT_ML_CONTENDERS, OPT_ML_PATHS, OPT_ML_ACQUISITIONS,
-       OPT_SEM_CONTENDERS, OPT_SEM_MAX, OPT_SEM_GRANTS, OPT_SEM_HOLD };
+       OPT_SEM_CONTENDERS, OPT_SEM_MAX, OPT_SEM_GRANTS, OPT_SEM_HOLD,
+       OPT_AGG_THREADS, OPT_AGG_DURATION };
 
-#define N_SCENARIOS 13
+#define N_SCENARIOS 14
 #define ALL_SCENARIOS (((1u << (N_SCENARIOS + 1)) - 1) & ~1u)
-/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9, 10, 11, 12, 13. */
+/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9-14. */
 #define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
-                         (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13))
+                         (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | \
+                         (1u << 14))
 /* The scenarios bench/CuratorBench.java has: 11, 12, 13. */
 #define CURATOR_SCENARIOS ((1u << 11) | (1u << 12) | (1u << 13))
 
@@ -278,6 +303,8 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       {"sem-max", required_argument, NULL, OPT_SEM_MAX},
       {"sem-grants", required_argument, NULL, OPT_SEM_GRANTS},
       {"sem-hold", required_argument, NULL, OPT_SEM_HOLD},
+      {"agg-threads", required_argument, NULL, OPT_AGG_THREADS},
+      {"agg-duration", required_argument, NULL, OPT_AGG_DURATION},
       {NULL, 0, NULL, 0}};
   /* --quick first: the other options then override its defaults */
   int quick = 0;
@@ -311,10 +338,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       bad = n <= 0 || o->only == 0;
       break;
     case OPT_ITERS: bad = parse_int(optarg, 1, 1000000, &o->iters); break;
-    case OPT_DURATION:
-      o->duration_s = strtod(optarg, NULL);
-      bad = !(o->duration_s > 0 && o->duration_s <= 600);
-      break;
+    case OPT_DURATION: bad = parse_seconds(optarg, &o->duration_s); break;
     case OPT_REPS: bad = parse_int(optarg, 1, 100, &o->reps); break;
     case OPT_CONTENDERS:
       bad = (o->n_ns = parse_list(optarg, o->ns, BENCH_MAX_LIST)) <= 0;
@@ -336,10 +360,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
     case OPT_ITEMS: bad = parse_int(optarg, 1, 20000, &o->items); break;
     case OPT_BATCH: bad = parse_int(optarg, 1, 1000, &o->batch); break;
     case OPT_CONSUMERS:
-      n = parse_list(optarg, o->consumers, BENCH_MAX_LIST);
-      o->n_consumers = n;
-      for (int i = 0; i < n; i++) bad |= o->consumers[i] > 1000;
-      bad |= n <= 0;
+      bad = parse_list_max(optarg, o->consumers, &o->n_consumers, 1000);
       break;
     case OPT_PUTS: bad = parse_int(optarg, 1, 100000, &o->puts); break;
     case OPT_KAZOO:
@@ -367,10 +388,8 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       bad = parse_int(optarg, 1, 256, &o->ml_contenders);
       break;
     case OPT_ML_PATHS:
-      n = parse_list(optarg, o->ml_paths, BENCH_MAX_LIST);
-      o->n_ml_paths = n;
-      for (int i = 0; i < n; i++) bad |= o->ml_paths[i] > ZKL_MULTILOCK_MAX;
-      bad |= n <= 0;
+      bad = parse_list_max(optarg, o->ml_paths, &o->n_ml_paths,
+                           ZKL_MULTILOCK_MAX);
       break;
     case OPT_ML_ACQUISITIONS:
       bad = parse_int(optarg, 1, 1000000, &o->ml_acquisitions);
@@ -379,15 +398,18 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
       bad = parse_int(optarg, 1, 256, &o->sem_contenders);
       break;
     case OPT_SEM_MAX:
-      n = parse_list(optarg, o->sem_max, BENCH_MAX_LIST);
-      o->n_sem_max = n;
-      for (int i = 0; i < n; i++) bad |= o->sem_max[i] > 1000;
-      bad |= n <= 0;
+      bad = parse_list_max(optarg, o->sem_max, &o->n_sem_max, 1000);
       break;
     case OPT_SEM_GRANTS:
       bad = parse_int(optarg, 1, 1000000, &o->sem_grants);
       break;
     case OPT_SEM_HOLD: bad = parse_int(optarg, 0, 10000, &o->sem_hold_ms); break;
+    case OPT_AGG_THREADS:
+      bad = parse_list_max(optarg, o->agg_threads, &o->n_agg_threads, 1024);
+      break;
+    case OPT_AGG_DURATION:
+      bad = parse_seconds(optarg, &o->agg_duration_s);
+      break;
     case OPT_CONFIG: o->config = optarg; break;
     case OPT_CSV: o->csv_path = optarg; break;
     case OPT_MERGE: o->merge_path = optarg; break;
@@ -471,7 +493,8 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   close(fd);
   char only[8], iters[16], dur[32], reps[16], ns[64], rounds[16], kills[16],
       ktmo[16], items[16], batch[16], cons[64], puts[16], casn[16], incs[16],
-      mln[16], mlk[64], mla[16], smn[16], smx[64], smg[16], smh[16];
+      mln[16], mlk[64], mla[16], smn[16], smx[64], smg[16], smh[16],
+      agt[64], agd[32];
   snprintf(only, sizeof only, "%d", id);
   snprintf(iters, sizeof iters, "%d", o->iters);
   snprintf(dur, sizeof dur, "%g", o->duration_s);
@@ -493,6 +516,8 @@ static void kazoo_run(const bench_opts_t *o, int id) {
   list_arg(smx, sizeof smx, o->sem_max, o->n_sem_max);
   snprintf(smg, sizeof smg, "%d", o->sem_grants);
   snprintf(smh, sizeof smh, "%d", o->sem_hold_ms);
+  list_arg(agt, sizeof agt, o->agg_threads, o->n_agg_threads);
+  snprintf(agd, sizeof agd, "%g", o->agg_duration_s);
   char *argv[] = {KAZOO_PYTHON, (char *)o->kazoo_script, "-s",
                   (char *)o->hosts, "--only", only, "--csv", csv,
                   "--no-table", "--iters", iters, "--duration", dur,
@@ -503,7 +528,7 @@ static void kazoo_run(const bench_opts_t *o, int id) {
                   "--ml-contenders", mln, "--ml-paths", mlk,
                   "--ml-acquisitions", mla, "--sem-contenders", smn,
                   "--sem-max", smx, "--sem-grants", smg, "--sem-hold", smh,
-                  NULL};
+                  "--agg-threads", agt, "--agg-duration", agd, NULL};
   int64_t t0 = bench_now_ns();
   int rc = run_child(argv, 0);
   if (rc != 0)
@@ -647,7 +672,7 @@ static const scenario_t scenarios[] = {
     {4, sc_wake_cost},   {5, sc_rwlock},  {6, sc_election},
     {7, sc_memory}, {8, sc_pending_async}, {9, sc_queue_throughput},
     {10, sc_queue_herd}, {11, sc_counter}, {12, sc_multilock},
-    {13, sc_semaphore}};
+    {13, sc_semaphore}, {14, sc_aggregate}};
 
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--child-leader") == 0)
@@ -693,6 +718,7 @@ int main(int argc, char **argv) {
   if (o.merge_path != NULL) results_merge(o.merge_path);
   sc_multilock_ratios(&o); /* after the merge: kazoo's and Curator's rows */
   sc_semaphore_ratios(&o);
+  sc_aggregate_ratios(&o);
   bench_targets(&o); /* after the merge: some need kazoo's rows */
 
   results_print(stdout, o.config);
