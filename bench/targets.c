@@ -1,5 +1,6 @@
 /* bench/targets.c - the targets of issue 6 (and of the queue's issue: S9,
- * S10; of the counter: S11), judged from one run's results (zkl's, the
+ * S10; of the counter: S11; of issue 17: S1 against floor-pipe, S3 and S14
+ * against Curator), judged from one run's results (zkl's, the
  * floor's and the merged kazoo and Curator rows): reported, never
  * asserted. */
 #include <math.h>
@@ -20,13 +21,38 @@ static double ratio(const char *scenario, const char *kase,
   return b != 0 ? value(scenario, kase, impl_a, metric) / b : NAN;
 }
 
+typedef struct peer_limit {
+  const char *peer;
+  double limit;
+} peer_limit_t;
+
+/* zkl / peer of `metric` >= each peer's limit, at case kase ("N=8", "T=8":
+ * its letter and n name it in the target). */
+static void peer_targets(const char *scenario, const char *kase,
+                         const char *metric, int n, const peer_limit_t *peers,
+                         size_t n_peers) {
+  char what[96];
+  for (size_t i = 0; i < n_peers; i++) {
+    snprintf(what, sizeof what, "zkl / %s %s at %c=%d", peers[i].peer, metric,
+             kase[0], n);
+    target_add(scenario, what, ratio(scenario, kase, "zkl", peers[i].peer,
+                                     metric),
+               CMP_GE, peers[i].limit);
+  }
+}
+
 void bench_targets(const bench_opts_t *o) {
+  static const peer_limit_t s3_peers[] = {{"curator", 1.5}, {"kazoo", 2.0}};
+  static const peer_limit_t s14_peers[] = {{"floor", 0.95}, {"curator", 1.2}};
   char what[96], kase[24];
   if (o->only & (1u << 1)) {
-    double r = ratio("1", "cycle", "zkl", "floor", "latency");
-    target_add("1", "zkl cycle / sequential floor (median)", r, CMP_LE, 1.0);
-    target_add("1", "zkl cycle / sequential floor: beat it by pipelining", r,
-               CMP_LE, 0.75);
+    target_add("1", "zkl cycle / sequential floor (median)",
+               ratio("1", "cycle", "zkl", "floor", "latency"), CMP_LE, 1.0);
+    /* issue 17: "<= 0.75 x the sequential floor" was out of reach (two
+     * serial durable writes); the pipelined floor is what zkl does */
+    target_add("1", "zkl cycle / pipelined floor (floor-pipe, median)",
+               ratio("1", "cycle", "zkl", "floor-pipe", "latency"), CMP_LE,
+               1.05);
   }
   if (o->only & (1u << 2)) {
     target_add("2", "requests per trylock on a held lock",
@@ -43,9 +69,8 @@ void bench_targets(const bench_opts_t *o) {
       target_add("3", what, ratio("3", kase, "zkl", "floor", "handoffs/s"),
                  CMP_GE, 0.9);
       if (o->ns[i] < 8) continue;
-      snprintf(what, sizeof what, "zkl / kazoo handoffs/s at N=%d", o->ns[i]);
-      target_add("3", what, ratio("3", kase, "zkl", "kazoo", "handoffs/s"),
-                 CMP_GE, 2.0);
+      peer_targets("3", kase, "handoffs/s", o->ns[i], s3_peers,
+                   sizeof s3_peers / sizeof *s3_peers);
     }
   if ((o->only & (1u << 4)) && o->n_queues > 1) {
     int lo = o->queues[0], hi = o->queues[0];
@@ -113,14 +138,16 @@ void bench_targets(const bench_opts_t *o) {
   }
   if (o->only & (1u << 11)) {
     snprintf(kase, sizeof kase, "N=%d", o->cas_contenders);
-    static const struct { const char *peer; double limit; } peers[] = {
+    static const peer_limit_t peers[] = {
         {"floor", 0.9}, {"kazoo", 1.0}, {"curator", 1.0}};
-    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
-      snprintf(what, sizeof what, "zkl / %s increments/s at N=%d",
-               peers[i].peer, o->cas_contenders);
-      target_add("11", what,
-                 ratio("11", kase, "zkl", peers[i].peer, "increments/s"),
-                 CMP_GE, peers[i].limit);
-    }
+    peer_targets("11", kase, "increments/s", o->cas_contenders, peers,
+                 sizeof peers / sizeof *peers);
   }
+  if (o->only & (1u << 14))
+    for (int i = 0; i < o->n_agg_threads; i++) {
+      if (o->agg_threads[i] < 8) continue;
+      snprintf(kase, sizeof kase, "T=%d", o->agg_threads[i]);
+      peer_targets("14", kase, "cycles/s", o->agg_threads[i], s14_peers,
+                   sizeof s14_peers / sizeof *s14_peers);
+    }
 }
