@@ -1,10 +1,20 @@
-// bench/CuratorBench.java - scenarios 11, 12 and 13 of zkl-bench for
-// Curator 5.4 (Debian's libcurator-recipes-java): counter compare-and-set
-// increments with N contenders (S11), the multi-lock (S12) and the
-// semaphore (S13), on the same server in the same run as zkl's, so that
-// the report shows zkl/Curator ratios measured side by side.  zkl-bench
-// compiles it at run time (javac, into a temporary directory) and runs it
-// right after its own S11, S12 or S13:
+// bench/CuratorBench.java - scenarios 1, 3, 6 and 11 to 14 of zkl-bench
+// for Curator 5.4 (Debian's libcurator-recipes-java): the uncontended
+// InterProcessMutex cycle (S1), its handoffs with N contenders (S3), the
+// LeaderLatch takeover (S6), counter compare-and-set increments with N
+// contenders (S11), the multi-lock (S12), the semaphore (S13) and T threads
+// on one client each cycling a mutex of its own path (S14), on the same
+// server in the same run as zkl's, so that the report shows zkl/Curator
+// ratios measured side by side.  zkl-bench compiles it at run time (javac,
+// into a temporary directory) and runs it right after its own scenario:
+//
+//   java -cp ... CuratorBench cycle HOSTS ROOT ITERS CSV            (S1)
+//   java -cp ... CuratorBench handoff HOSTS ROOT NS DURATION REPS CSV (S3)
+//   java -cp ... CuratorBench election HOSTS ROOT ROUNDS CSV        (S6)
+//   java -cp ... CuratorBench aggregate HOSTS ROOT THREADS DURATION REPS CSV
+//                                                                    (S14)
+// (what each measures: at cycleMain, handoffOnce, electionMain and
+// aggregateMain below, and in docs/performance.md), and for S11-S13:
 //
 //   java -cp /usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar:DIR \
 //       CuratorBench HOSTS ROOT CONTENDERS INCREMENTS REPS CAP_S CSV
@@ -96,7 +106,10 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryNTimes;
@@ -223,6 +236,66 @@ public class CuratorBench {
 
   // ---- the run ----------------------------------------------------------------
 
+  // A mode's arguments a: as many as the words of `usage` but the first
+  // (else the usage on stderr, false); the scenario and the hosts set.
+  static boolean start(String[] a, String sc, String usage) {
+    if (a.length != usage.split(" ").length - 1) {
+      System.err.println("usage: CuratorBench " + usage);
+      return false;
+    }
+    scenario = sc;
+    hosts = a[0];
+    return true;
+  }
+
+  // Halts the process if the run is not over after `ms` milliseconds.
+  static void watchdog(long ms) {
+    Thread t = new Thread(() -> {
+      try {
+        Thread.sleep(ms);
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.err.println("CuratorBench: error: watchdog: a run did not end");
+      Runtime.getRuntime().halt(1);
+    });
+    t.setDaemon(true);
+    t.start();
+  }
+
+  // Writes the rows to csv, the errors to stderr: the exit status.
+  static int finish(String csv) throws Exception {
+    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
+      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
+      for (String r : rows) w.println(r);
+    }
+    for (String e : errors) System.err.println("CuratorBench: error: " + e);
+    return errors.isEmpty() ? 0 : 1;
+  }
+
+  // The server's work (a delta of sample()s) and this process's CPU (ns)
+  // per operation `per` of `done` operations, as zkl-bench's srv_report().
+  static void addServer(String kase, String per, Map<String, Double> srv, double cpuNs,
+                        long done) {
+    if (done <= 0) return;
+    if (srv != null) {
+      add(kase, "requests/" + per, "", srv.get("requests") / done, Double.NaN, done);
+      add(kase, "reads/" + per, "", srv.get("reads") / done, Double.NaN, done);
+      add(kase, "writes/" + per, "", srv.get("writes") / done, Double.NaN, done);
+      if (!Double.isNaN(srv.get("fsyncs")))
+        add(kase, "fsyncs/" + per, "", srv.get("fsyncs") / done, Double.NaN, done);
+      add(kase, "bytes/" + per, "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
+          Double.NaN, done);
+    }
+    if (!Double.isNaN(cpuNs)) add(kase, "cpu/" + per, "us", cpuNs / 1e3 / done, Double.NaN, done);
+  }
+
+  static Map<String, Double> sum(Map<String, Double> a, Map<String, Double> b) {
+    if (a == null) return b;
+    for (String k : b.keySet()) a.put(k, a.get(k) + b.get(k));
+    return a;
+  }
+
   static CuratorFramework client() throws Exception {
     CuratorFramework c = CuratorFrameworkFactory.newClient(hosts, 10000, 10000,
                                                            new RetryOneTime(200));
@@ -249,6 +322,10 @@ public class CuratorBench {
     boolean once(int me) throws Exception;
   }
 
+  interface Mode {
+    int main(String[] a) throws Exception;
+  }
+
   static class Crew {
     long done;                // operations done
     long[] per;               // of each contender
@@ -256,6 +333,14 @@ public class CuratorBench {
     Map<String, Double> srv;  // the server's work
     double cpuNs;             // this process's CPU time
     double[] host;            // the machine's busy µs and context switches
+    final AtomicBoolean stop = new AtomicBoolean(); // set at the cap
+    long t0, tStop;           // when let go; when stop was set (0: never)
+
+    // A timed run (S3, S14): the contenders loop until stop, set after
+    // durationS; each stops after its operation.
+    void runFor(int n, double durationS, String what, Op op) throws Exception {
+      run(n, Long.MAX_VALUE, durationS, what, null, op);
+    }
 
     void run(int n, long total, double capS, String what, String noun, Op op)
         throws Exception {
@@ -263,7 +348,6 @@ public class CuratorBench {
       long[] end = new long[n];
       Thread[] threads = new Thread[n];
       AtomicLong claimed = new AtomicLong();
-      AtomicBoolean stop = new AtomicBoolean();
       CyclicBarrier start = new CyclicBarrier(n + 1);
       for (int i = 0; i < n; i++) {
         final int me = i;
@@ -285,11 +369,13 @@ public class CuratorBench {
       double[] h0 = host();
       double c0 = cpuNs();
       start.await(60, TimeUnit.SECONDS);
-      long t0 = System.nanoTime();
+      t0 = System.nanoTime();
       long deadline = t0 + (long) (capS * 1e9);
       for (Thread t : threads) {
-        t.join(Math.max(1, (deadline - System.nanoTime()) / 1000000));
+        long left = deadline - System.nanoTime();
+        if (left > 0) t.join(left / 1000000, (int) (left % 1000000));
         if (t.isAlive()) {
+          tStop = System.nanoTime();
           stop.set(true); // each stops after its operation
           break;
         }
@@ -305,7 +391,7 @@ public class CuratorBench {
         tEnd = Math.max(tEnd, end[i]);
       }
       rate = tEnd > t0 ? done * 1e9 / (tEnd - t0) : Double.NaN;
-      if (done < total)
+      if (noun != null && done < total)
         System.err.printf("CuratorBench: %s: a run stopped after %.0f s with %d of %d %s%n",
                           what, capS, done, total, noun);
     }
@@ -439,17 +525,7 @@ public class CuratorBench {
     String[] ks = a[6].split(",");
     String csv = a[7];
 
-    Thread watchdog = new Thread(() -> {
-      try {
-        Thread.sleep((long) ((capS + 60) * (reps + 1) * ks.length * 1000) + 60000);
-      } catch (InterruptedException e) {
-        return;
-      }
-      System.err.println("CuratorBench: error: watchdog: a run did not end");
-      Runtime.getRuntime().halt(1);
-    });
-    watchdog.setDaemon(true);
-    watchdog.start();
+    watchdog((long) ((capS + 60) * (reps + 1) * ks.length * 1000) + 60000);
 
     calibrate();
     CuratorFramework admin = client();
@@ -476,11 +552,7 @@ public class CuratorBench {
           for (int i = 0; i < n; i++) per[i] += r.per[i];
           done += r.done;
           cpu += r.cpuNs;
-          if (srv == null) {
-            srv = r.srv;
-          } else {
-            for (String x : r.srv.keySet()) srv.put(x, srv.get(x) + r.srv.get(x));
-          }
+          srv = sum(srv, r.srv);
         }
         if (done > 0) {
           add(kase, "acquisitions/s", "1/s", quantile(rates, 0.5), Double.NaN, done);
@@ -492,14 +564,7 @@ public class CuratorBench {
             hi = Math.max(hi, p);
           }
           add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN, n);
-          add(kase, "requests/acq", "", srv.get("requests") / done, Double.NaN, done);
-          add(kase, "reads/acq", "", srv.get("reads") / done, Double.NaN, done);
-          add(kase, "writes/acq", "", srv.get("writes") / done, Double.NaN, done);
-          if (!Double.isNaN(srv.get("fsyncs")))
-            add(kase, "fsyncs/acq", "", srv.get("fsyncs") / done, Double.NaN, done);
-          add(kase, "bytes/acq", "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
-              Double.NaN, done);
-          if (!Double.isNaN(cpu)) add(kase, "cpu/acq", "us", cpu / 1e3 / done, Double.NaN, done);
+          addServer(kase, "acq", srv, cpu, done);
         }
         System.err.println("  S12 curator " + kase + " done");
       }
@@ -508,12 +573,7 @@ public class CuratorBench {
     } finally {
       admin.close();
     }
-    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
-      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
-      for (String r : rows) w.println(r);
-    }
-    for (String e : errors) System.err.println("CuratorBench: error: " + e);
-    return errors.isEmpty() ? 0 : 1;
+    return finish(csv);
   }
 
   // ---- S13: the semaphore ----------------------------------------------------------
@@ -596,17 +656,7 @@ public class CuratorBench {
     long holdMs = Long.parseLong(a[7]);
     String csv = a[8];
 
-    Thread watchdog = new Thread(() -> {
-      try {
-        Thread.sleep((long) ((capS + 60) * (reps + 1) * maxes.length * 1000) + 60000);
-      } catch (InterruptedException e) {
-        return;
-      }
-      System.err.println("CuratorBench: error: watchdog: a run did not end");
-      Runtime.getRuntime().halt(1);
-    });
-    watchdog.setDaemon(true);
-    watchdog.start();
+    watchdog((long) ((capS + 60) * (reps + 1) * maxes.length * 1000) + 60000);
 
     calibrate();
     CuratorFramework admin = client();
@@ -633,11 +683,7 @@ public class CuratorBench {
           done += r.done;
           cpu += r.cpuNs;
           peak = Math.max(peak, r.peak);
-          if (srv == null) {
-            srv = r.srv;
-          } else {
-            for (String x : r.srv.keySet()) srv.put(x, srv.get(x) + r.srv.get(x));
-          }
+          srv = sum(srv, r.srv);
         }
         if (done > 0) {
           add(kase, "grants/s", "1/s", quantile(rates, 0.5), Double.NaN, done);
@@ -649,14 +695,7 @@ public class CuratorBench {
             hi = Math.max(hi, p);
           }
           add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN, n);
-          add(kase, "requests/grant", "", srv.get("requests") / done, Double.NaN, done);
-          add(kase, "reads/grant", "", srv.get("reads") / done, Double.NaN, done);
-          add(kase, "writes/grant", "", srv.get("writes") / done, Double.NaN, done);
-          if (!Double.isNaN(srv.get("fsyncs")))
-            add(kase, "fsyncs/grant", "", srv.get("fsyncs") / done, Double.NaN, done);
-          add(kase, "bytes/grant", "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
-              Double.NaN, done);
-          if (!Double.isNaN(cpu)) add(kase, "cpu/grant", "us", cpu / 1e3 / done, Double.NaN, done);
+          addServer(kase, "grant", srv, cpu, done);
         }
         System.err.println("  S13 curator " + kase + " done");
       }
@@ -665,19 +704,332 @@ public class CuratorBench {
     } finally {
       admin.close();
     }
-    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
-      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
-      for (String r : rows) w.println(r);
+    return finish(csv);
+  }
+
+  // ---- S1, S3, S6, S14: the mutex and the election -----------------------------
+
+  static final int WARM_CYCLES = 200; // S1, S14: unmeasured, for the JIT
+  static final double WARM_S = 0.5;   // S3: one unmeasured run per N
+
+  static void lockCycle(InterProcessMutex m) throws Exception {
+    if (!m.acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS)) throw new Exception("acquire() timed out");
+    m.release();
+  }
+
+  // S1: one client alone, acquire + release of an InterProcessMutex, ITERS
+  // times (the latency of each), as zkl-bench's S1 cycle; then the
+  // server's work and this process's CPU over min(ITERS, COUNT_OPS) more.
+  static final int COUNT_OPS = 500; // sc-cycle.c's counted window
+  static int cycleMain(String[] a) throws Exception {
+    if (!start(a, "1", "cycle HOSTS ROOT ITERS CSV")) return 2;
+    int iters = Integer.parseInt(a[2]);
+    watchdog(600000);
+    calibrate();
+    CuratorFramework c = client();
+    try {
+      InterProcessMutex m = new InterProcessMutex(c, a[1] + "/s1-curator");
+      for (int i = 0; i < Math.max(20, Math.min(iters, WARM_CYCLES)); i++) lockCycle(m);
+      List<Double> lat = new ArrayList<>();
+      for (int i = 0; i < iters; i++) {
+        long t0 = System.nanoTime();
+        lockCycle(m);
+        lat.add((System.nanoTime() - t0) / 1e3);
+      }
+      add("cycle", "latency", "us", quantile(lat, 0.5), quantile(lat, 0.99), lat.size());
+      int k = Math.min(iters, COUNT_OPS);
+      Map<String, Double> s0 = sample();
+      double c0 = cpuNs();
+      for (int i = 0; i < k; i++) lockCycle(m);
+      double cpu = cpuNs() - c0;
+      addServer("cycle", "op", delta(s0, sample(), overhead), cpu, k);
+    } catch (Exception e) {
+      errors.add("S1: " + e);
+    } finally {
+      c.close();
     }
-    for (String e : errors) System.err.println("CuratorBench: error: " + e);
-    return errors.isEmpty() ? 0 : 1;
+    return finish(a[3]);
+  }
+
+  // What the timed runs of one case add up to (S3, S14).
+  static class Tally {
+    List<Double> rates = new ArrayList<>();
+    List<Double> lat = Collections.synchronizedList(new ArrayList<>());
+    long[] per;               // counted operations of each contender
+    long total;               // every operation, the drain after the stop too
+    Map<String, Double> srv;
+    double cpu;
+
+    Tally(int n) {
+      per = new long[n];
+    }
+
+    // A run r whose contenders counted counted[i] operations at `rate`.
+    void add(Crew r, long[] counted, double rate) {
+      for (int i = 0; i < per.length; i++) per[i] += counted[i];
+      rates.add(rate);
+      total += r.done;
+      srv = sum(srv, r.srv);
+      cpu += r.cpuNs;
+    }
+
+    // Rows: `rate` (the median run), `op` latency, fairness, the server's
+    // work and CPU per op.
+    void report(String kase, String rate, String op) {
+      if (rates.isEmpty()) return;
+      long done = 0, lo = Long.MAX_VALUE, hi = 0;
+      for (long p : per) {
+        done += p;
+        lo = Math.min(lo, p);
+        hi = Math.max(hi, p);
+      }
+      CuratorBench.add(kase, rate, "1/s", quantile(rates, 0.5), Double.NaN, done);
+      CuratorBench.add(kase, op, "us", quantile(lat, 0.5), quantile(lat, 0.99), lat.size());
+      CuratorBench.add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN,
+                       per.length);
+      addServer(kase, op, srv, cpu, total);
+    }
+  }
+
+  interface Case {
+    void run(String root, int n, double durationS, int reps, Tally t) throws Exception;
+  }
+
+  // MODE HOSTS ROOT LIST DURATION REPS CSV: for each n of LIST, c.run()
+  // fills a Tally, reported as case "<letter>=<n>".
+  static int timedMain(String[] a, String sc, String usage, String letter, String rate,
+                       String op, Case c) throws Exception {
+    if (!start(a, sc, usage + " HOSTS ROOT " + letter + "S DURATION REPS CSV")) return 2;
+    String[] ns = a[2].split(",");
+    double durationS = Double.parseDouble(a[3]);
+    int reps = Integer.parseInt(a[4]);
+    watchdog((long) (((durationS + LOCK_TIMEOUT_S) * (reps + 1) + 60) * ns.length * 1000)
+             + 60000);
+    calibrate();
+    for (String nn : ns) {
+      if (!errors.isEmpty()) break;
+      int n = Integer.parseInt(nn);
+      String kase = letter + "=" + n;
+      Tally t = new Tally(n);
+      try {
+        c.run(a[1], n, durationS, reps, t);
+      } catch (Exception e) {
+        errors.add("S" + sc + " " + kase + ": " + e);
+      }
+      t.report(kase, rate, op);
+      System.err.println("  S" + sc + " curator " + kase + " done");
+    }
+    return finish(a[5]);
+  }
+
+  // S3: n contenders, each a client (a session) of its own with an
+  // InterProcessMutex on ONE path, loop acquire / release for durationS,
+  // as sc-handoff.c's: a handoff counts when granted before the stop; its
+  // latency runs from the previous holder's release() call to this
+  // acquire()'s return; the rate is the handoffs counted over the time to
+  // the stop.  A shared counter checks that no two hold at once.
+  static void handoffOnce(InterProcessMutex[] locks, double durationS, Tally h)
+      throws Exception {
+    int n = locks.length;
+    Crew r = new Crew();
+    long[] counted = new long[n];
+    List<Double> lat = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger holders = new AtomicInteger();
+    AtomicLong violations = new AtomicLong(), lastRelease = new AtomicLong();
+    r.runFor(n, durationS, "S3 N=" + n, me -> {
+      if (!locks[me].acquire(LOCK_TIMEOUT_S, TimeUnit.SECONDS)) {
+        errors.add("S3 N=" + n + ": acquire() timed out");
+        return false;
+      }
+      long tAcq = System.nanoTime();
+      boolean stopped = r.stop.get();
+      if (holders.getAndIncrement() != 0) violations.incrementAndGet();
+      long prev = lastRelease.get();
+      if (!stopped && prev != 0) lat.add((tAcq - prev) / 1e3);
+      holders.decrementAndGet();
+      lastRelease.set(System.nanoTime());
+      if (!stopped) counted[me]++;
+      locks[me].release();
+      return true;
+    });
+    if (violations.get() != 0)
+      errors.add("S3 N=" + n + ": two holders at once " + violations.get() + " times");
+    if (h == null) return; // the warm-up
+    long sum = 0;
+    for (long x : counted) sum += x;
+    long tStop = r.tStop != 0 ? r.tStop : System.nanoTime();
+    h.add(r, counted, sum * 1e9 / (tStop - r.t0));
+    h.lat.addAll(lat);
+  }
+
+  static int handoffMain(String[] a) throws Exception {
+    return timedMain(a, "3", "handoff", "N", "handoffs/s", "handoff",
+                     (root, n, durationS, reps, h) -> {
+      CuratorFramework[] clients = new CuratorFramework[n];
+      InterProcessMutex[] locks = new InterProcessMutex[n];
+      try {
+        for (int i = 0; i < n; i++) {
+          clients[i] = client();
+          locks[i] = new InterProcessMutex(clients[i], root + "/s3-curator-" + n);
+        }
+        // warm, unmeasured: the JIT compiles the client's and Curator's paths
+        handoffOnce(locks, Math.min(durationS, WARM_S), null);
+        for (int rep = 0; rep < reps && errors.isEmpty(); rep++)
+          handoffOnce(locks, durationS, h);
+      } finally {
+        for (CuratorFramework c : clients)
+          if (c != null) c.close();
+      }
+    });
+  }
+
+  // S6: three LeaderLatches, each on a client of its own, on one path; the
+  // leader close()s its latch (and a new latch of its client stands again,
+  // at the back: a closed LeaderLatch cannot start again); the time from
+  // the close() call to the next latch's isLeader(), as sc-election.c's
+  // resign rounds, each once the successor watches the leader's node (wchp).
+  static final int CANDIDATES = 3;
+  static final long WAIT_MS = 10000;
+
+  // How many sessions other than `except` watch `path` (wchp), as
+  // bench/server.c's srv_watchers().
+  static int watchers(String path, long except) throws Exception {
+    int n = 0;
+    boolean in = false;
+    for (String line : fourLetters("wchp").split("\n")) {
+      if (line.startsWith("/")) in = line.equals(path);
+      else if (in && line.startsWith("\t")
+               && Long.parseUnsignedLong(line.trim().replaceFirst("^0x", ""), 16) != except)
+        n++;
+    }
+    return n;
+  }
+
+  static int electionMain(String[] a) throws Exception {
+    if (!start(a, "6", "election HOSTS ROOT ROUNDS CSV")) return 2;
+    String path = a[1] + "/s6-curator";
+    int rounds = Integer.parseInt(a[2]);
+    watchdog((rounds + 1) * (3 * WAIT_MS) + 60000);
+    calibrate();
+    CuratorFramework[] clients = new CuratorFramework[CANDIDATES];
+    LeaderLatch[] latches = new LeaderLatch[CANDIDATES];
+    Object mu = new Object();
+    long[] elected = {0, 0}; // when the last isLeader() came; how many so far
+    List<Double> lat = new ArrayList<>();
+    Map<String, Double> srv = null;
+    try {
+      for (int i = 0; i < CANDIDATES; i++) clients[i] = client();
+      for (int i = 0; i < CANDIDATES; i++) latches[i] = latch(clients[i], path, i, mu, elected);
+      for (int r = 0; r < rounds && errors.isEmpty(); r++) {
+        int l = -1;
+        long deadline = System.nanoTime() + WAIT_MS * 1000000;
+        while (l < 0 && System.nanoTime() < deadline) {
+          for (int i = 0; i < CANDIDATES; i++)
+            if (latches[i].hasLeadership()) l = i;
+          if (l < 0) Thread.sleep(1);
+        }
+        if (l < 0) throw new Exception("no leader");
+        // the successor queued and waiting: the leader's node watched
+        String node = latches[l].getOurPath();
+        long sid = clients[l].getZookeeperClient().getZooKeeper().getSessionId();
+        while (watchers(node, sid) == 0) {
+          if (System.nanoTime() > deadline) throw new Exception("nobody watched the leader");
+          Thread.sleep(1);
+        }
+        long seen;
+        synchronized (mu) {
+          seen = elected[1];
+        }
+        Map<String, Double> s0 = sample();
+        long t0 = System.nanoTime();
+        latches[l].close();
+        long t1;
+        synchronized (mu) {
+          while (elected[1] == seen && System.nanoTime() < deadline) mu.wait(10);
+          if (elected[1] == seen) throw new Exception("nobody took over after a close()");
+          t1 = elected[0];
+        }
+        lat.add((t1 - t0) / 1e3);
+        srv = sum(srv, delta(s0, sample(), overhead));
+        latches[l] = latch(clients[l], path, l, mu, elected); // at the back
+      }
+    } catch (Exception e) {
+      errors.add("S6: " + e);
+    } finally {
+      for (LeaderLatch l : latches)
+        if (l != null && l.getState() == LeaderLatch.State.STARTED) l.close();
+      for (CuratorFramework c : clients)
+        if (c != null) c.close();
+    }
+    if (!lat.isEmpty()) {
+      add("resign", "takeover", "us", quantile(lat, 0.5), quantile(lat, 0.99), lat.size());
+      addServer("resign", "takeover", srv, Double.NaN, lat.size());
+    }
+    return finish(a[3]);
+  }
+
+  static LeaderLatch latch(CuratorFramework c, String path, int idx, Object mu, long[] elected)
+      throws Exception {
+    LeaderLatch l = new LeaderLatch(c, path, "curator-bench-" + idx);
+    l.addListener(new LeaderLatchListener() {
+      public void isLeader() {
+        long t = System.nanoTime();
+        synchronized (mu) {
+          elected[0] = t;
+          elected[1]++;
+          mu.notifyAll();
+        }
+      }
+
+      public void notLeader() {}
+    });
+    l.start();
+    return l;
+  }
+
+  // S14: T threads on ONE client, each an InterProcessMutex on a path of
+  // its own (nobody contends), acquire / release for DURATION seconds, as
+  // sc-aggregate.c's: the cycles of all threads over the time to the last
+  // one's stop (each finishes the cycle it is in), REPS runs (the median
+  // run's rate), after one unmeasured warm-up of WARM_CYCLES per thread.
+  static int aggregateMain(String[] a) throws Exception {
+    return timedMain(a, "14", "aggregate", "T", "cycles/s", "cycle",
+                     (root, t, durationS, reps, tl) -> {
+      CuratorFramework c = client();
+      try {
+        InterProcessMutex[] locks = new InterProcessMutex[t];
+        for (int i = 0; i < t; i++) locks[i] = new InterProcessMutex(c, root + "/s14-curator/" + i);
+        Crew warm = new Crew();
+        warm.run(t, (long) t * WARM_CYCLES, LOCK_TIMEOUT_S, "S14 T=" + t, "cycles",
+                 me -> {
+                   lockCycle(locks[me]);
+                   return true;
+                 });
+        for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+          Crew r = new Crew();
+          r.runFor(t, durationS, "S14 T=" + t, me -> {
+            long t0 = System.nanoTime();
+            lockCycle(locks[me]);
+            tl.lat.add((System.nanoTime() - t0) / 1e3);
+            return true;
+          });
+          tl.add(r, r.per, r.rate);
+        }
+      } finally {
+        c.close();
+      }
+    });
   }
 
   public static void main(String[] a) throws Exception {
-    if (a.length > 0 && a[0].equals("multilock"))
-      System.exit(multilockMain(Arrays.copyOfRange(a, 1, a.length)));
-    if (a.length > 0 && a[0].equals("semaphore"))
-      System.exit(semaphoreMain(Arrays.copyOfRange(a, 1, a.length)));
+    Map<String, Mode> modes = Map.of("multilock", CuratorBench::multilockMain,
+                                     "semaphore", CuratorBench::semaphoreMain,
+                                     "cycle", CuratorBench::cycleMain,
+                                     "handoff", CuratorBench::handoffMain,
+                                     "election", CuratorBench::electionMain,
+                                     "aggregate", CuratorBench::aggregateMain);
+    if (a.length > 0 && modes.containsKey(a[0]))
+      System.exit(modes.get(a[0]).main(Arrays.copyOfRange(a, 1, a.length)));
     if (a.length != 7) {
       System.err.println("usage: CuratorBench HOSTS ROOT CONTENDERS INCREMENTS REPS CAP_S CSV");
       System.exit(2);
@@ -691,17 +1043,7 @@ public class CuratorBench {
     String csv = a[6];
     String kase = "N=" + n;
 
-    Thread watchdog = new Thread(() -> {
-      try {
-        Thread.sleep((long) ((capS + 60) * (reps + 1) * 1000) + 60000);
-      } catch (InterruptedException e) {
-        return;
-      }
-      System.err.println("CuratorBench: error: watchdog: a run did not end");
-      Runtime.getRuntime().halt(1);
-    });
-    watchdog.setDaemon(true);
-    watchdog.start();
+    watchdog((long) ((capS + 60) * (reps + 1) * 1000) + 60000);
 
     calibrate();
     CuratorFramework admin = client();
@@ -729,11 +1071,7 @@ public class CuratorBench {
         } else {
           host = null;
         }
-        if (srv == null) {
-          srv = r.srv;
-        } else {
-          for (String k : r.srv.keySet()) srv.put(k, srv.get(k) + r.srv.get(k));
-        }
+        srv = sum(srv, r.srv);
       }
     } catch (Exception e) {
       errors.add(e.toString());
@@ -749,24 +1087,12 @@ public class CuratorBench {
         hi = Math.max(hi, p);
       }
       add(kase, "fairness", "", hi > 0 ? (double) lo / hi : Double.NaN, Double.NaN, n);
-      add(kase, "requests/inc", "", srv.get("requests") / done, Double.NaN, done);
-      add(kase, "reads/inc", "", srv.get("reads") / done, Double.NaN, done);
-      add(kase, "writes/inc", "", srv.get("writes") / done, Double.NaN, done);
-      if (!Double.isNaN(srv.get("fsyncs")))
-        add(kase, "fsyncs/inc", "", srv.get("fsyncs") / done, Double.NaN, done);
-      add(kase, "bytes/inc", "B", (srv.get("bytes_in") + srv.get("bytes_out")) / done,
-          Double.NaN, done);
-      if (!Double.isNaN(cpu)) add(kase, "cpu/inc", "us", cpu / 1e3 / done, Double.NaN, done);
+      addServer(kase, "inc", srv, cpu, done);
       if (host != null) {
         add(kase, "host-cpu/inc", "us", host[0] / done, Double.NaN, done);
         add(kase, "ctxsw/inc", "", host[1] / done, Double.NaN, done);
       }
     }
-    try (PrintWriter w = new PrintWriter(csv, StandardCharsets.UTF_8)) {
-      w.println("config,kind,scenario,case,impl,metric,unit,median,p99,n,ratio,limit,verdict");
-      for (String r : rows) w.println(r);
-    }
-    for (String e : errors) System.err.println("CuratorBench: error: " + e);
-    System.exit(errors.isEmpty() ? 0 : 1);
+    System.exit(finish(csv));
   }
 }

@@ -10,7 +10,9 @@
  * kazoo_bench.py run, as bench/run-bench.sh does) or --kazoo none turns
  * that off; without python3-kazoo the kazoo rows stay empty.
  *
- * Curator's side of S11, S12 and S13 likewise: bench/CuratorBench.java, compiled
+ * Curator's side of S1, S3, S6 and S11-S14 likewise: bench/CuratorBench.java
+ * (InterProcessMutex, LeaderLatch, DistributedAtomicInteger,
+ * InterProcessMultiLock, InterProcessSemaphoreV2), compiled
  * with javac into a temporary directory once per run and run with java against
  * Debian's Curator 5.4 (/usr/share/java/curator-recipes.jar), its rows
  * merged; not with --quick (the JVM's start and javac take seconds) unless
@@ -262,8 +264,9 @@ enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
 #define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
                          (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | \
                          (1u << 14))
-/* The scenarios bench/CuratorBench.java has: 11, 12, 13. */
-#define CURATOR_SCENARIOS ((1u << 11) | (1u << 12) | (1u << 13))
+/* The scenarios bench/CuratorBench.java has: 1, 3, 6, 11-14. */
+#define CURATOR_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 11) | \
+                           (1u << 12) | (1u << 13) | (1u << 14))
 
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
@@ -540,7 +543,7 @@ static void kazoo_run(const bench_opts_t *o, int id) {
          (double)(bench_now_ns() - t0) / 1e9);
 }
 
-/* ---- Curator's side of S11, S12 and S13, run from here ------------------------- */
+/* ---- Curator's side of S1, S3, S6 and S11-S14, run from here -------------------- */
 
 #define CURATOR_JAR "/usr/share/java/curator-recipes.jar" /* Debian's */
 /* slf4j-nop only silences slf4j's "no binding" warning */
@@ -606,7 +609,7 @@ static void curator_cleanup(void) {
 }
 
 /* CuratorBench against the same server, with this run's figures, and its
- * rows merged (S11, S12 and S13 only). */
+ * rows merged (S1, S3, S6 and S11-S14: CURATOR_SCENARIOS). */
 static void curator_run(const bench_opts_t *o, int id) {
   if (!(CURATOR_SCENARIOS & (1u << id)) || !o->curator || !curator_ready(o))
     return;
@@ -620,38 +623,71 @@ static void curator_run(const bench_opts_t *o, int id) {
     return;
   }
   close(fd);
-  char cp[1024], casn[16], incs[16], reps[16], cap[16], mlk[64];
+  /* java -cp CP CuratorBench [MODE] HOSTS ROOT ARGS... CSV: the mode
+   * names the scenario (none: S11), ARGS are its figures */
+  char cp[1024], f[6][64];
+  const char *mode = NULL;
+  int nf = 0;
   snprintf(cp, sizeof cp, "%s:%s", CURATOR_CP, curator_dir);
-  snprintf(casn, sizeof casn, "%d", o->cas_contenders);
-  snprintf(incs, sizeof incs, "%d", o->increments);
-  snprintf(reps, sizeof reps, "%d", o->reps);
-  snprintf(cap, sizeof cap, "%d", BENCH_S11_CAP_S);
-  char *argv[] = {"java", "-cp", cp, "CuratorBench", (char *)o->hosts,
-                  (char *)o->root, casn, incs, reps, cap, csv, NULL};
-  /* S12: CuratorBench multilock HOSTS ROOT CONTENDERS ACQUISITIONS REPS
-   * CAP_S KS CSV */
-  char *argv12[] = {"java", "-cp", cp, "CuratorBench", "multilock",
-                    (char *)o->hosts, (char *)o->root, casn, incs, reps, cap,
-                    mlk, csv, NULL};
-  if (id == 12) {
-    snprintf(casn, sizeof casn, "%d", o->ml_contenders);
-    snprintf(incs, sizeof incs, "%d", o->ml_acquisitions);
-    snprintf(cap, sizeof cap, "%d", BENCH_S12_CAP_S);
-    list_arg(mlk, sizeof mlk, o->ml_paths, o->n_ml_paths);
+#define ARG_INT(v) snprintf(f[nf++], sizeof *f, "%d", (v))
+#define ARG_SECONDS(v) snprintf(f[nf++], sizeof *f, "%g", (v))
+#define ARG_LIST(v, n) list_arg(f[nf++], sizeof *f, (v), (n))
+  switch (id) {
+  case 1: /* cycle ITERS */
+    mode = "cycle";
+    ARG_INT(o->iters);
+    break;
+  case 3: /* handoff NS DURATION REPS */
+    mode = "handoff";
+    ARG_LIST(o->ns, o->n_ns);
+    ARG_SECONDS(o->duration_s);
+    ARG_INT(o->reps);
+    break;
+  case 6: /* election ROUNDS */
+    mode = "election";
+    ARG_INT(o->rounds);
+    break;
+  case 11: /* CONTENDERS INCREMENTS REPS CAP_S */
+  case 12: /* multilock CONTENDERS ACQUISITIONS REPS CAP_S KS */
+  case 13: /* semaphore CONTENDERS GRANTS REPS CAP_S MAXES HOLD_MS */
+    mode = id == 12 ? "multilock" : id == 13 ? "semaphore" : NULL;
+    ARG_INT(id == 12   ? o->ml_contenders
+            : id == 13 ? o->sem_contenders
+                       : o->cas_contenders);
+    ARG_INT(id == 12 ? o->ml_acquisitions
+            : id == 13 ? o->sem_grants
+                       : o->increments);
+    ARG_INT(o->reps);
+    ARG_INT(id == 12   ? BENCH_S12_CAP_S
+            : id == 13 ? BENCH_S13_CAP_S
+                       : BENCH_S11_CAP_S);
+    if (id == 12) ARG_LIST(o->ml_paths, o->n_ml_paths);
+    if (id == 13) ARG_LIST(o->sem_max, o->n_sem_max);
+    if (id == 13) ARG_INT(o->sem_hold_ms);
+    break;
+  default: /* 14: aggregate THREADS DURATION REPS */
+    mode = "aggregate";
+    ARG_LIST(o->agg_threads, o->n_agg_threads);
+    ARG_SECONDS(o->agg_duration_s);
+    ARG_INT(o->reps);
   }
-  /* S13: CuratorBench semaphore HOSTS ROOT CONTENDERS GRANTS REPS CAP_S
-   * MAXES HOLD_MS CSV */
-  char smn[16], smg[16], smcap[16], smx[64], smh[16];
-  snprintf(smn, sizeof smn, "%d", o->sem_contenders);
-  snprintf(smg, sizeof smg, "%d", o->sem_grants);
-  snprintf(smcap, sizeof smcap, "%d", BENCH_S13_CAP_S);
-  list_arg(smx, sizeof smx, o->sem_max, o->n_sem_max);
-  snprintf(smh, sizeof smh, "%d", o->sem_hold_ms);
-  char *argv13[] = {"java", "-cp", cp, "CuratorBench", "semaphore",
-                    (char *)o->hosts, (char *)o->root, smn, smg, reps, smcap,
-                    smx, smh, csv, NULL};
+#undef ARG_INT
+#undef ARG_SECONDS
+#undef ARG_LIST
+  char *argv[16];
+  int na = 0;
+  argv[na++] = "java";
+  argv[na++] = "-cp";
+  argv[na++] = cp;
+  argv[na++] = "CuratorBench";
+  if (mode != NULL) argv[na++] = (char *)mode;
+  argv[na++] = (char *)o->hosts;
+  argv[na++] = (char *)o->root;
+  for (int i = 0; i < nf; i++) argv[na++] = f[i];
+  argv[na++] = csv;
+  argv[na] = NULL;
   int64_t t0 = bench_now_ns();
-  int rc = run_child(id == 13 ? argv13 : id == 12 ? argv12 : argv, 0);
+  int rc = run_child(argv, 0);
   if (rc != 0) bench_fail("CuratorBench: exit status %d", rc);
   struct stat st;
   if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
@@ -661,6 +697,21 @@ static void curator_run(const bench_opts_t *o, int id) {
 }
 
 /* ---- the run -------------------------------------------------------------------- */
+
+/* The zkl / curator and zkl / kazoo rows of S1 (latency: below 1 zkl is
+ * faster), S3 (handoffs/s: above 1 zkl is faster) and S6 (takeover: below
+ * 1 zkl is faster), once the peers' rows are merged. */
+static void lock_ratios(const bench_opts_t *o) {
+  if (o->only & (1u << 1))
+    bench_peer_ratios("1", "cycle", "latency", "latency ratio");
+  for (int i = 0; (o->only & (1u << 3)) && i < o->n_ns; i++) {
+    char kase[24];
+    snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
+    bench_peer_ratios("3", kase, "handoffs/s", "handoffs/s ratio");
+  }
+  if (o->only & (1u << 6))
+    bench_peer_ratios("6", "resign", "takeover", "takeover ratio");
+}
 
 typedef struct scenario {
   int id;
@@ -712,11 +763,12 @@ int main(int argc, char **argv) {
     printf("  S%d done in %.1f s\n", scenarios[i].id,
            (double)(bench_now_ns() - t0) / 1e9);
     kazoo_run(&o, scenarios[i].id); /* kazoo's side, on the same server */
-    curator_run(&o, scenarios[i].id); /* Curator's (S11, S12, S13) */
+    curator_run(&o, scenarios[i].id); /* Curator's (CURATOR_SCENARIOS) */
   }
   curator_cleanup();
   if (o.merge_path != NULL) results_merge(o.merge_path);
-  sc_multilock_ratios(&o); /* after the merge: kazoo's and Curator's rows */
+  lock_ratios(&o); /* after the merge: kazoo's and Curator's rows */
+  sc_multilock_ratios(&o);
   sc_semaphore_ratios(&o);
   sc_aggregate_ratios(&o);
   bench_targets(&o); /* after the merge: some need kazoo's rows */
