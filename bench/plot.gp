@@ -1,9 +1,10 @@
 # bench/plot.gp - the plots of zkl-bench, from data files that
 # bench/run-bench.sh extracts from the CSV.
 #   gnuplot -e "dir='OUT'; configs='fsync nosync'" bench/plot.gp
-# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo zkl-loop"),
+# reads OUT/handoffs-<config>.dat ("N floor zkl kazoo zkl-loop curator"),
+# OUT/aggregate-<config>.dat ("T floor zkl zkl-sessions kazoo curator"),
 # OUT/wake-<config>.dat ("Q floor zkl") and OUT/herd-<config>.dat ("C floor
-# zkl zkl-claim kazoo"), writes OUT/handoffs.png, OUT/wake-bytes.png and
+# zkl zkl-claim kazoo"), writes OUT/handoffs.png, OUT/aggregate.png, OUT/wake-bytes.png and
 # OUT/herd-bytes.png: one panel per server config.
 if (!exists("dir")) dir = "."
 if (!exists("configs")) configs = "fsync nosync"
@@ -27,9 +28,30 @@ do for [i = 1:n] {
   plot f using 1:2 title "floor (by hand)" lw 2 pt 7, \
        f using 1:3 title "zkl" lw 2 pt 5, \
        f using 1:4 title "kazoo" lw 2 pt 9, \
-       f using 1:5 title "zkl-loop (one thread, async)" lw 2 pt 13
+       f using 1:5 title "zkl-loop (one thread, async)" lw 2 pt 13, \
+       f using 1:6 title "Curator" lw 2 pt 11
 }
 unset multiplot
+
+set output dir."/aggregate.png"
+set key top left
+set multiplot layout 1, n title "Aggregate throughput on distinct keys (S14): cycles/s vs threads of one process"
+set logscale x 2
+set xlabel "threads T (a path each)"
+set ylabel "lock/unlock cycles/s, all threads"
+set yrange [0:*]
+do for [i = 1:n] {
+  c = word(configs, i)
+  set title "server: ".c
+  f = dir."/aggregate-".c.".dat"
+  plot f using 1:2 title "floor (one zhandle)" lw 2 pt 7, \
+       f using 1:3 title "zkl (one session)" lw 2 pt 5, \
+       f using 1:4 title "zkl (a session per thread)" lw 2 pt 13, \
+       f using 1:5 title "kazoo (one client)" lw 2 pt 9, \
+       f using 1:6 title "Curator (one client)" lw 2 pt 11
+}
+unset multiplot
+set key top right
 
 set output dir."/wake-bytes.png"
 set multiplot layout 1, n title "Wake cost (S4): server bytes per handoff vs queue length"

@@ -10,10 +10,10 @@
 #   fsync   forceSync=yes: every transaction is fsync'ed (ZooKeeper's default)
 #   nosync  forceSync=no: the harness's default for tests
 # and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6,
-# 9, 10, 11, 12, 13 with Debian's python3-kazoo, /usr/bin/python3) and then
+# 9 to 14 with Debian's python3-kazoo, /usr/bin/python3) and then
 # zkl-bench, which merges kazoo's rows into its table, CSV and targets
 # (--merge: it does not run kazoo itself then), and itself runs Curator's
-# side of S11, S12 and S13 (bench/CuratorBench.java, compiled with javac into a
+# side of S1, S3, S6 and S11-S14 (bench/CuratorBench.java, compiled with javac into a
 # temporary directory; not with --quick, unless "-- --curator yes").  It checks from the
 # server's own fsync counter that the config took effect.
 #
@@ -22,7 +22,8 @@
 #   zkl-bench-<config>.csv, kazoo-<config>.csv
 #   bench.csv             every row of every config
 #   summary.md            configs side by side (markdown), targets first
-#   handoffs.png          handoffs/s vs N: floor, zkl, kazoo
+#   handoffs.png          handoffs/s vs N: floor, zkl, kazoo, zkl-loop, Curator
+#   aggregate.png         cycles/s vs T threads on distinct keys (S14)
 #   wake-bytes.png        server bytes per handoff vs queue length
 #   herd-bytes.png        server bytes per put vs blocked consumers (S10)
 # Exit status: 0 when every run completed (missed targets are reported, not
@@ -196,12 +197,22 @@ for config in $configs; do
         $1 == c && $2 == "m" && $3 == 3 && $6 == "handoffs/s" {
             n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
             v[n, $5] = $8 }
-        END { print "# N floor zkl kazoo zkl-loop"
+        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
+        END { print "# N floor zkl kazoo zkl-loop curator"
               for (i = 1; i <= k; i++) { n = ns[i]
-                  printf "%d %s %s %s %s\n", n, ((n, "floor") in v) ? v[n, "floor"] : "?",
-                      ((n, "zkl") in v) ? v[n, "zkl"] : "?", ((n, "kazoo") in v) ? v[n, "kazoo"] : "?",
-                      ((n, "zkl-loop") in v) ? v[n, "zkl-loop"] : "?" } }
+                  printf "%d %s %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"), f(n, "kazoo"),
+                      f(n, "zkl-loop"), f(n, "curator") } }
     ' "$out/bench.csv" >"$out/handoffs-$config.dat"
+    awk -F, -v c="$config" '
+        $1 == c && $2 == "m" && $3 == 14 && $6 == "cycles/s" {
+            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
+            v[n, $5] = $8 }
+        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
+        END { print "# T floor zkl zkl-sessions kazoo curator"
+              for (i = 1; i <= k; i++) { n = ns[i]
+                  printf "%d %s %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"),
+                      f(n, "zkl-sessions"), f(n, "kazoo"), f(n, "curator") } }
+    ' "$out/bench.csv" >"$out/aggregate-$config.dat"
     awk -F, -v c="$config" '
         $1 == c && $2 == "m" && $3 == 4 && $6 == "bytes/handoff" {
             q = substr($4, 3) + 0; if (!(q in seen)) { seen[q] = 1; qs[++k] = q }
@@ -230,5 +241,5 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     printf '%s: warning: no gnuplot (apt-get install gnuplot-nox): no plots\n' "$me" >&2
 fi
-printf '%s: results in %s (summary.md, bench.csv, handoffs.png, wake-bytes.png, herd-bytes.png)\n' "$me" "$out"
+printf '%s: results in %s (summary.md, bench.csv, handoffs.png, aggregate.png, wake-bytes.png, herd-bytes.png)\n' "$me" "$out"
 exit "$status"
