@@ -192,46 +192,27 @@ awk -F, -v configs="$configs" '
             print "" }
     }' "$out/bench.csv" >"$out/summary.md"
 
+# series CONFIG SCENARIO METRIC X IMPL...: the plot data of a metric, a
+# row per case "<X>=<n>" (n, then each IMPL's median, "?" where missing)
+series() {
+    local config=$1 sc=$2 metric=$3 x=$4
+    shift 4
+    awk -F, -v c="$config" -v sc="$sc" -v m="$metric" -v x="$x" -v impls="$*" '
+        BEGIN { ni = split(impls, im, " ") }
+        $1 == c && $2 == "m" && $3 == sc && $6 == m && $4 ~ ("^" x "=[0-9]+$") {
+            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
+            v[n, $5] = $8 }
+        END { print "# " x " " impls
+              for (i = 1; i <= k; i++) { n = ns[i]; printf "%d", n
+                  for (j = 1; j <= ni; j++) printf " %s", ((n, im[j]) in v) ? v[n, im[j]] : "?"
+                  print "" } }
+    ' "$out/bench.csv"
+}
 for config in $configs; do
-    awk -F, -v c="$config" '
-        $1 == c && $2 == "m" && $3 == 3 && $6 == "handoffs/s" {
-            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
-            v[n, $5] = $8 }
-        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
-        END { print "# N floor zkl kazoo zkl-loop curator"
-              for (i = 1; i <= k; i++) { n = ns[i]
-                  printf "%d %s %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"), f(n, "kazoo"),
-                      f(n, "zkl-loop"), f(n, "curator") } }
-    ' "$out/bench.csv" >"$out/handoffs-$config.dat"
-    awk -F, -v c="$config" '
-        $1 == c && $2 == "m" && $3 == 14 && $6 == "cycles/s" {
-            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
-            v[n, $5] = $8 }
-        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
-        END { print "# T floor zkl zkl-sessions kazoo curator"
-              for (i = 1; i <= k; i++) { n = ns[i]
-                  printf "%d %s %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"),
-                      f(n, "zkl-sessions"), f(n, "kazoo"), f(n, "curator") } }
-    ' "$out/bench.csv" >"$out/aggregate-$config.dat"
-    awk -F, -v c="$config" '
-        $1 == c && $2 == "m" && $3 == 4 && $6 == "bytes/handoff" {
-            q = substr($4, 3) + 0; if (!(q in seen)) { seen[q] = 1; qs[++k] = q }
-            v[q, $5] = $8 }
-        END { print "# Q floor zkl"
-              for (i = 1; i <= k; i++) { q = qs[i]
-                  printf "%d %s %s\n", q, ((q, "floor") in v) ? v[q, "floor"] : "?",
-                      ((q, "zkl") in v) ? v[q, "zkl"] : "?" } }
-    ' "$out/bench.csv" >"$out/wake-$config.dat"
-    awk -F, -v c="$config" '
-        $1 == c && $2 == "m" && $3 == 10 && $6 == "bytes/put" && $4 ~ /^C=[0-9]+$/ {
-            n = substr($4, 3) + 0; if (!(n in seen)) { seen[n] = 1; ns[++k] = n }
-            v[n, $5] = $8 }
-        function f(n, i) { return ((n, i) in v) ? v[n, i] : "?" }
-        END { print "# C floor zkl zkl-claim kazoo"
-              for (i = 1; i <= k; i++) { n = ns[i]
-                  printf "%d %s %s %s %s\n", n, f(n, "floor"), f(n, "zkl"),
-                      f(n, "zkl-claim"), f(n, "kazoo") } }
-    ' "$out/bench.csv" >"$out/herd-$config.dat"
+    series "$config" 3 handoffs/s N floor zkl kazoo zkl-loop curator >"$out/handoffs-$config.dat"
+    series "$config" 14 cycles/s T floor zkl zkl-sessions kazoo curator >"$out/aggregate-$config.dat"
+    series "$config" 4 bytes/handoff Q floor zkl >"$out/wake-$config.dat"
+    series "$config" 10 bytes/put C floor zkl zkl-claim kazoo >"$out/herd-$config.dat"
 done
 if command -v gnuplot >/dev/null 2>&1; then
     if ! gnuplot -e "dir='$out'; configs='$configs'" "$here/plot.gp"; then
