@@ -22,7 +22,7 @@ cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
 # Pure logic, also compiled into the unit tests (no server).
 cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h
 
-dist_man1_MANS = cli/zkl.1
+dist_man1_MANS += cli/zkl.1
 
 # ---- tests -----------------------------------------------------------------
 check_PROGRAMS += tests/cli/unit-tests
