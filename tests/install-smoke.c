@@ -3,7 +3,9 @@
  * prove that the installed tree is usable: it compiles with nothing but
  * `pkg-config --cflags --libs zkl`, links, and runs.  Needs no server: a
  * session to a closed port proves the ZooKeeper client is linked and runs
- * its threads. */
+ * its threads.  With a second argument, a live server's host list
+ * (scripts/deb-test, against the installed Debian packages), it also takes
+ * and releases a mutex there. */
 #include <stdio.h>
 #include <string.h>
 #include <zkl.h>
@@ -44,5 +46,30 @@ int main(int argc, char **argv) {
 
   printf("install-smoke: zkl %s, %s: %s (%s)\n", zkl_version(),
          zkl_err_name(rc), zkl_strerror(rc), zkl_last_error());
+
+  /* argv[2]: a live server: a mutex taken, its token read, released */
+  if (argc > 2) {
+    zkl_session_opts_init(&so);
+    rc = zkl_session_open(&s, argv[2], &so);
+    expect(rc == 0, "zkl_session_open to the live server");
+    if (rc == 0) {
+      zkl_mutex_t *lock = NULL;
+      uint64_t token = 0;
+      expect(zkl_mutex_create(&lock, s, "/zkl-install-smoke/lock", NULL) == 0,
+             "zkl_mutex_create");
+      expect(zkl_mutex_lock(lock) == 0, "zkl_mutex_lock");
+      expect(zkl_mutex_holding(lock) == 1, "zkl_mutex_holding after lock");
+      expect(zkl_mutex_token(lock, &token) == 0 && token > 0,
+             "zkl_mutex_token gives a fencing token");
+      expect(zkl_mutex_unlock(lock) == 0, "zkl_mutex_unlock");
+      expect(zkl_mutex_holding(lock) == 0, "zkl_mutex_holding after unlock");
+      zkl_mutex_destroy(lock);
+      zkl_session_close(s);
+      printf("install-smoke: mutex on %s: token %llu\n", argv[2],
+             (unsigned long long)token);
+    } else {
+      fprintf(stderr, "install-smoke: %s\n", zkl_last_error());
+    }
+  }
   return failures == 0 ? 0 : 1;
 }
