@@ -14,9 +14,13 @@ docker-compose gnuplot-nox man-db libuv1-dev libevent-dev"
 
 zkl_log() { printf '==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+# zkl_install_deps [PACKAGE...] - apt-get install those of the packages
+# (default: $ZKL_PACKAGES) that are not installed yet.
 zkl_install_deps() {
   local missing=() p
-  for p in $ZKL_PACKAGES; do
+  # shellcheck disable=SC2086  # a list of words
+  [ $# -gt 0 ] || set -- $ZKL_PACKAGES
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
       missing+=("$p")
   done
