@@ -5,9 +5,12 @@
 # OUT/aggregate-<config>.dat ("T floor zkl zkl-sessions kazoo curator"),
 # OUT/wake-<config>.dat ("Q floor zkl") and OUT/herd-<config>.dat ("C floor
 # zkl zkl-claim kazoo"), writes OUT/handoffs.png, OUT/aggregate.png, OUT/wake-bytes.png and
-# OUT/herd-bytes.png: one panel per server config.
+# OUT/herd-bytes.png: one panel per server config; the last two only for
+# the configs in wconfigs (default: all), those that ran S4 and S10 (the
+# ensemble runs 1, 3 and 14 only), and not at all when there is none.
 if (!exists("dir")) dir = "."
 if (!exists("configs")) configs = "fsync nosync"
+if (!exists("wconfigs")) wconfigs = configs
 n = words(configs)
 set datafile missing "?"
 set key top right
@@ -53,6 +56,10 @@ do for [i = 1:n] {
 unset multiplot
 set key top right
 
+n = words(wconfigs)
+configs = wconfigs
+if (n == 0) exit
+set terminal pngcairo size (560 * n), 420 font ",10"
 set output dir."/wake-bytes.png"
 set multiplot layout 1, n title "Wake cost (S4): server bytes per handoff vs queue length"
 set logscale xy 10

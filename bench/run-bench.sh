@@ -2,14 +2,21 @@
 # bench/run-bench.sh - the standard zkl-bench run (issue 6), as `make bench`
 # runs it.
 #
-#   bench/run-bench.sh [--quick] [--out DIR] [--bench PATH] [--configs "fsync nosync"]
+#   bench/run-bench.sh [--quick] [--out DIR] [--bench PATH]
+#                      [--configs "fsync nosync ensemble"]
 #                      [-- ZKL-BENCH ARGS...]
 #
-# For each server config it starts a throwaway standalone ZooKeeper on
+# For each server config it starts throwaway ZooKeeper servers on
 # 127.0.0.1 (tests/zkharness.sh; stopped again on every exit path):
-#   fsync   forceSync=yes: every transaction is fsync'ed (ZooKeeper's default)
-#   nosync  forceSync=no: the harness's default for tests
-# and runs, against that one server, bench/kazoo_bench.py (scenarios 1, 3, 6,
+#   fsync     one server, forceSync=yes: every transaction is fsync'ed
+#             (ZooKeeper's default)
+#   nosync    one server, forceSync=no: the harness's default for tests
+#   ensemble  three servers (forceSync=yes), the clients spread over them:
+#             writes go through the leader, reads are served by the server
+#             a client is connected to; scenarios 1, 3 and 14 only, the
+#             server rows summed over the three (every server fsyncs every
+#             transaction)
+# and runs, against them, bench/kazoo_bench.py (scenarios 1, 3, 6,
 # 9 to 14 with Debian's python3-kazoo, /usr/bin/python3) and then
 # zkl-bench, which merges kazoo's rows into its table, CSV and targets
 # (--merge: it does not run kazoo itself then), and itself runs Curator's
@@ -39,7 +46,7 @@ me=run-bench
 out=bench-out
 bench=
 quick=()
-configs="fsync nosync"
+configs="fsync nosync ensemble"
 extra=()
 while (($#)); do
     case $1 in
@@ -107,14 +114,20 @@ mntr_value() { zkh_4lw "$1" mntr | awk -v k="$2" '$1 == k { print $2 }'; }
 
 status=0
 for config in $configs; do
+    only=()
     case $config in
         fsync) cfg='forceSync=yes' ;;
         nosync) cfg='forceSync=no' ;;
-        *) printf '%s: unknown config %s (fsync, nosync)\n' "$me" "$config" >&2; exit 2 ;;
+        ensemble) cfg='forceSync=yes'; only=(--only 1,3,14) ;;
+        *) printf '%s: unknown config %s (fsync, nosync, ensemble)\n' "$me" "$config" >&2; exit 2 ;;
     esac
     zkdir=$(mktemp -d "${TMPDIR:-/tmp}/zkl-bench.XXXXXX")
     # appended after the harness's own forceSync=no: the last one wins
-    ZKH_EXTRA_CFG=$cfg zkh_start_standalone "$zkdir"
+    if [[ $config == ensemble ]]; then
+        ZKH_EXTRA_CFG=$cfg zkh_start_ensemble "$zkdir"
+    else
+        ZKH_EXTRA_CFG=$cfg zkh_start_standalone "$zkdir"
+    fi
     hosts=$ZKH_HOSTS
     printf '%s: %s: ZooKeeper on %s (%s), data in %s\n' "$me" "$config" "$hosts" "$cfg" "$zkdir"
     kcsv=$out/kazoo-$config.csv
@@ -122,7 +135,7 @@ for config in $configs; do
     rm -f -- "$kcsv"
     if ((kazoo)); then
         rc=0
-        run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" --csv "$kcsv" || rc=$?
+        run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" "${only[@]}" --csv "$kcsv" || rc=$?
         if ((rc != 0)); then
             printf '%s: %s: kazoo_bench.py failed (exit status %s)\n' "$me" "$config" "$rc" >&2
             status=1
@@ -130,7 +143,7 @@ for config in $configs; do
         if [[ -s $kcsv ]]; then merge=(--merge "$kcsv"); fi
     fi
     rc=0
-    run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${merge[@]}" \
+    run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${only[@]}" "${merge[@]}" \
         --csv "$out/zkl-bench-$config.csv" "${extra[@]}" >"$out/table-$config.txt" || rc=$?
     if ((rc != 0)); then
         if ((rc > 128)); then why="killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))"; else why="exit status $rc"; fi
@@ -138,10 +151,10 @@ for config in $configs; do
         status=1
     fi
     cat -- "$out/table-$config.txt"
-    fsyncs=$(mntr_value "$hosts" zk_cnt_fsynctime)
+    fsyncs=$(mntr_value "${hosts%%,*}" zk_cnt_fsynctime)
     printf '%s: %s: the server fsync-ed %s times\n' "$me" "$config" "${fsyncs:-?}" |
         tee -a "$out/table-$config.txt"
-    if [[ $config == fsync && ${fsyncs:-0} == 0 ]] || [[ $config == nosync && ${fsyncs:-0} != 0 ]]; then
+    if [[ $config != nosync && ${fsyncs:-0} == 0 ]] || [[ $config == nosync && ${fsyncs:-0} != 0 ]]; then
         printf '%s: %s: the server config did not take effect (fsyncs: %s)\n' "$me" "$config" "${fsyncs:-?}" >&2
         status=1
     fi
@@ -208,14 +221,16 @@ series() {
                   print "" } }
     ' "$out/bench.csv"
 }
+wconfigs=   # the configs that ran S4 and S10 (not the ensemble)
 for config in $configs; do
     series "$config" 3 handoffs/s N floor zkl kazoo zkl-loop curator >"$out/handoffs-$config.dat"
     series "$config" 14 cycles/s T floor zkl zkl-sessions kazoo curator >"$out/aggregate-$config.dat"
     series "$config" 4 bytes/handoff Q floor zkl >"$out/wake-$config.dat"
     series "$config" 10 bytes/put C floor zkl zkl-claim kazoo >"$out/herd-$config.dat"
+    if (($(wc -l <"$out/wake-$config.dat") > 1)); then wconfigs+="${wconfigs:+ }$config"; fi
 done
 if command -v gnuplot >/dev/null 2>&1; then
-    if ! gnuplot -e "dir='$out'; configs='$configs'" "$here/plot.gp"; then
+    if ! gnuplot -e "dir='$out'; configs='$configs'; wconfigs='$wconfigs'" "$here/plot.gp"; then
         printf '%s: gnuplot failed\n' "$me" >&2
         status=1
     fi

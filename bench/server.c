@@ -1,7 +1,10 @@
 /* bench/server.c - the server's own counters, read with the four-letter
  * words `mntr` and `srvr` (the harness whitelists them): requests, reads,
- * writes, bytes and watches, server-wide.  A measured window is the
- * difference of two samples minus what one sample itself costs. */
+ * writes, bytes and watches, server-wide; for an ensemble, summed over
+ * every server of the host list (each server counts the requests of the
+ * clients connected to it; every server fsyncs every transaction), the
+ * zxid the highest of them.  A measured window is the difference of two
+ * samples minus what one sample itself costs. */
 #include <math.h>
 #include <netdb.h>
 #include <stdlib.h>
@@ -15,9 +18,15 @@
 /* The cost of one srv_sample() in the counters, measured at start. */
 static srv_counters_t overhead;
 
-/* The first host:port of a host list "h1:p1,h2:p2/chroot". */
-static int first_host(const char *hosts, char *host, size_t hlen, char *port,
-                      size_t plen) {
+/* The i-th host:port (from 0) of a host list "h1:p1,h2:p2/chroot": 0, or
+ * -1 when there is none (or it does not fit). */
+static int nth_host(const char *hosts, int i, char *host, size_t hlen,
+                    char *port, size_t plen) {
+  for (; i > 0; i--) {
+    size_t skip = strcspn(hosts, ",/");
+    if (hosts[skip] != ',') return -1;
+    hosts += skip + 1;
+  }
   size_t n = strcspn(hosts, ",/");
   const char *colon = memchr(hosts, ':', n);
   if (colon == NULL || (size_t)(colon - hosts) >= hlen) return -1;
@@ -30,11 +39,11 @@ static int first_host(const char *hosts, char *host, size_t hlen, char *port,
   return 0;
 }
 
-/* Sends a four-letter word and reads the whole answer into a malloc'd
- * string.  NULL on failure. */
-static char *four_letters(const char *hosts, const char *word) {
+/* Sends a four-letter word to the i-th server of hosts and reads the whole
+ * answer into a malloc'd string.  NULL on failure (or no such server). */
+static char *four_letters(const char *hosts, int i, const char *word) {
   char host[256], port[16];
-  if (first_host(hosts, host, sizeof host, port, sizeof port) != 0)
+  if (nth_host(hosts, i, host, sizeof host, port, sizeof port) != 0)
     return NULL;
   struct addrinfo hints, *ai = NULL;
   memset(&hints, 0, sizeof hints);
@@ -83,10 +92,12 @@ static double mntr_value(const char *text, const char *key) {
   return NAN;
 }
 
-int srv_sample(const char *hosts, srv_counters_t *out) {
+/* One server's counters (the i-th of hosts): 0, or -1 (none there, or
+ * no answer). */
+static int sample_one(const char *hosts, int i, srv_counters_t *out) {
   memset(out, 0, sizeof *out);
   out->zxid = -1;
-  char *m = four_letters(hosts, "mntr");
+  char *m = four_letters(hosts, i, "mntr");
   if (m == NULL) return -1;
   out->packets_received = mntr_value(m, "zk_packets_received");
   out->packets_sent = mntr_value(m, "zk_packets_sent");
@@ -103,13 +114,32 @@ int srv_sample(const char *hosts, srv_counters_t *out) {
                        mntr_value(m, "zk_sum_node_changed_watch_count") +
                        mntr_value(m, "zk_sum_node_children_watch_count");
   free(m);
-  char *s = four_letters(hosts, "srvr");
+  char *s = four_letters(hosts, i, "srvr");
   if (s != NULL) {
     const char *z = strstr(s, "Zxid: ");
     if (z != NULL) out->zxid = strtoll(z + 6, NULL, 16);
     free(s);
   }
   return isnan(out->packets_received) ? -1 : 0;
+}
+
+/* How many servers a host list names (the part before a chroot). */
+static int host_count(const char *hosts) {
+  int n = 1;
+  for (const char *p = hosts; *p != '\0' && *p != '/'; p++) n += *p == ',';
+  return n;
+}
+
+int srv_sample(const char *hosts, srv_counters_t *out) {
+  if (sample_one(hosts, 0, out) != 0) return -1;
+  srv_counters_t one;
+  for (int i = 1, n = host_count(hosts); i < n; i++) {
+    if (sample_one(hosts, i, &one) != 0) return -1; /* a partial sum lies */
+    srv_add(out, &one);
+    out->watches += one.watches;
+    if (one.zxid > out->zxid) out->zxid = one.zxid;
+  }
+  return 0;
 }
 
 static void raw_delta(const srv_counters_t *a, const srv_counters_t *b,
@@ -193,9 +223,8 @@ void srv_report(const char *scenario, const char *kase, const char *impl,
              (d->bytes_received + d->response_bytes) / ops, NAN, n);
 }
 
-int srv_watchers(const char *hosts, const char *path, int64_t except) {
-  char *w = four_letters(hosts, "wchp");
-  if (w == NULL) return -1;
+/* The sessions one server's `wchp` lists as watching path, but except. */
+static int watchers_on(char *w, const char *path, int64_t except) {
   int n = 0, in = 0;
   size_t pl = strlen(path);
   for (char *line = w; line != NULL && *line != '\0';) {
@@ -207,8 +236,19 @@ int srv_watchers(const char *hosts, const char *path, int64_t except) {
       n++;
     line = next;
   }
-  free(w);
   return n;
+}
+
+/* Summed over the servers: a session's watches sit on its own server. */
+int srv_watchers(const char *hosts, const char *path, int64_t except) {
+  int total = 0;
+  for (int i = 0, n = host_count(hosts); i < n; i++) {
+    char *w = four_letters(hosts, i, "wchp");
+    if (w == NULL) return -1;
+    total += watchers_on(w, path, except);
+    free(w);
+  }
+  return total;
 }
 
 int srv_wait_watched(const char *hosts, const char *path, int64_t except,
