@@ -483,7 +483,8 @@ static void sampler_stop(sampler_t *x, holder_t *const *hs, int nh) {
 
 #define MIX_MAX 3
 #define MIX_ROUNDS 40
-#define MIX_HOLD_MS 3
+#define MIX_HOLD_MS 20 /* long enough for both sides to overlap on a
+                           loaded machine (3 ms: once they did not) */
 
 /* First, one lease each way: Curator's (Lease.getNodeName) and zkl's are
  * children of the same <path>/leases, Curator's getParticipantNodes lists
@@ -1264,7 +1265,7 @@ static void ksampler_stop(sampler_t *x) {
 
 #define KMIX_MAX 3
 #define KMIX_ROUNDS 40
-#define KMIX_HOLD_MS 3
+#define KMIX_HOLD_MS 20 /* as MIX_HOLD_MS */
 
 /* MAX 3: two zkl objects (own sessions, threads, qty 1 and 2 alternating)
  * and two kazoo Semaphore clients (acquire() and acquire(timeout=10 s)),
