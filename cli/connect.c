@@ -64,6 +64,14 @@ int cli_connect(const cli_opts_t *o, zkl_session_state_fn on_state,
     cli_verbose(o, "connected to %s: session 0x%llx, timeout %d ms", o->hosts,
                 (unsigned long long)zkl_session_id(job.s),
                 zkl_session_timeout(job.s));
+    if (o->stats_file != NULL &&
+        zkl_session_stats_export(job.s, o->stats_file,
+                                 CLI_STATS_FILE_INTERVAL_MS) != 0) {
+      fprintf(stderr, "zkl: --stats-file: %s\n", zkl_last_error());
+      zkl_session_close(job.s);
+      *out = NULL;
+      return CLI_EX_SOFTWARE;
+    }
     return 0;
   }
   if (job.rc == ZKL_ECONNECT) {

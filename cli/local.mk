@@ -20,7 +20,8 @@ cli_zkl_SOURCES = cli/zkl.c cli/cli.h cli/connect.c cli/lock.c cli/elect.c \
 cli_zkl_LDADD = lib/libzkl.la $(ZOOKEEPER_LIBS) $(PTHREAD_LIBS)
 
 # Pure logic, also compiled into the unit tests (no server).
-cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h
+cli_pure_sources = cli/opts.c cli/opts.h cli/text.c cli/text.h \
+	cli/statsfile.c cli/statsfile.h
 
 dist_man1_MANS += cli/zkl.1
 

@@ -35,6 +35,9 @@ static const char help_top[] =
     "  status --counter PATH         show the counter at PATH\n"
     "  status --barrier PATH         show the barrier at PATH\n"
     "  status --sem PATH             show the semaphore at PATH\n"
+    "  status --stats FILE...        show the counters a zkl process writes to\n"
+    "                                FILE (its --stats-file, or the library's\n"
+    "                                zkl_session_stats_export())\n"
     "  queue put|take|claim|peek|size|ls|rm PATH ...\n"
     "                                the FIFO queue at PATH ('zkl queue --help')\n"
     "  counter get|set|add|cas|wait PATH ...\n"
@@ -57,13 +60,17 @@ static const char help_top[] =
     "  -v, --verbose             progress and zkl's log on stderr (twice:\n"
     "                            ZooKeeper's log too)\n"
     "      --stats               the session's counters on stderr at the end\n"
+    "      --stats-file FILE     the session's counters written to FILE every\n"
+    "                            second while it runs (removed at the end), for\n"
+    "                            'zkl status --stats FILE'\n"
     "  -h, --help                this help; 'zkl COMMAND --help' for a command\n"
     "  -V, --version             print the version\n"
     "\n"
     "Exit status: CMD's own; 1 queue empty or full (see 'zkl queue --help'),\n"
     "counter changed since read (cas) or nothing in time (see 'zkl counter\n"
     "--help'), barrier not set (remove) or not passed in time (see 'zkl\n"
-    "barrier --help'), leases not obtained in time (sem); 64 usage error; 69\n"
+    "barrier --help'), leases not obtained in time (sem); 64 usage error; 66\n"
+    "a FILE of status --stats missing or not a counters file; 69\n"
     "no server answered; 70 other failure; 75 lock, leadership, claim, leases\n"
     "or session lost; 77 permission refused; 126/127 CMD not executable/not\n"
     "found; 128+N ended by signal N.\n"
@@ -133,6 +140,7 @@ static const char help_status[] =
     "       zkl [OPTIONS] status --barrier [--json] PATH\n"
     "       zkl [OPTIONS] status --sem [--count-path P] [--json] PATH\n"
     "       zkl [OPTIONS] status --sem --kazoo [--json] PATH\n"
+    "       zkl status --stats [--json] FILE...\n"
     "List the contenders of the lock, read/write lock or election at PATH in\n"
     "queue order: position, kind (lock, read, write, election; foreign for a\n"
     "child that is no contender), whether it holds, fencing token (czxid),\n"
@@ -170,6 +178,18 @@ static const char help_status[] =
     "(\"-\" if none) (JSON: \"format\" \"kazoo\", else \"curator\").  A shared\n"
     "count that is missing or not a 4-byte maximum, or (--kazoo) a stored\n"
     "maximum below 1, exits 70.  Nothing is created.\n"
+    "With --stats, no server is asked: each FILE is a counters file that a\n"
+    "zkl process writes (zkl --stats-file FILE, or a daemon's\n"
+    "zkl_session_stats_export()) and is shown as its process id, session id\n"
+    "(as the SESSION column shows a contender's), hosts, state, age and its\n"
+    "counters: requests by kind, watches, turns (acquisitions) and how long\n"
+    "the grants waited, session events.  A file older than 3 of its\n"
+    "intervals (and 2 s) is marked STALE: its process has probably ended\n"
+    "without removing it.  (JSON: an array of objects with \"file\", \"pid\",\n"
+    "\"session\", \"hosts\", \"state\", \"written\", \"age_s\",\n"
+    "\"interval_s\", \"stale\" and \"counters\", named as the fields of\n"
+    "zkl_session_stats_t.)  A FILE missing or not a counters file is said on\n"
+    "stderr, the others are shown, and the exit status is 66.\n"
     "\n"
     "      --json               one JSON array of objects instead of a table\n"
     "      --watch              show it again at every change, until stopped\n"
@@ -177,6 +197,7 @@ static const char help_status[] =
     "      --counter            show PATH as a counter\n"
     "      --barrier            show PATH as a barrier\n"
     "      --sem                show PATH as a semaphore\n"
+    "      --stats              show the counters files FILE... (no PATH)\n"
     "      --count-path P       with --sem: the shared count holding its maximum\n"
     "      --kazoo              with --sem: kazoo's layout, as 'zkl sem --kazoo'\n"
     "      --format F           with --counter: int32 (the default), int64 or\n"
@@ -455,7 +476,7 @@ enum { OPT_READ = 256, OPT_WRITE, OPT_GRACE, OPT_OBSERVE, OPT_JSON,
        OPT_COUNTER_FORMAT, OPT_PRIORITY, OPT_MAX_ITEMS, OPT_BATCH, OPT_MAX,
        OPT_SOFT_MAX, OPT_NACK_TAIL, OPT_INITIAL, OPT_COUNTER, OPT_BARRIER,
        OPT_LEAVE_TIMEOUT, OPT_SEM, OPT_QTY, OPT_COUNT_PATH, OPT_ALL,
-       OPT_KAZOO, OPT_WATCH, OPT_END };
+       OPT_KAZOO, OPT_WATCH, OPT_STATS_FILE, OPT_END };
 
 /* A list of option codes, 0 ending it. */
 #define CODES(...) ((const int[]){__VA_ARGS__, 0})
@@ -1086,6 +1107,7 @@ static int status_option(parser_t *p, int c, const char *arg) {
   case OPT_BARRIER: p->o->status_barrier = 1; break;
   case OPT_SEM: p->o->status_sem = 1; break;
   case OPT_WATCH: p->o->status_watch = 1; break;
+  case OPT_STATS: p->o->status_stats = 1; break;
   }
   return 0;
 }
@@ -1115,6 +1137,21 @@ static int status_rest(parser_t *p, int argc, char **argv) {
                           "--barrier or --sem");
   if (p->given['t'] > 0 && !o->status_watch)
     return usage_error(p, "-t needs --watch");
+  if (o->status_stats) {
+    /* FILE...: counters files, read here; no PATH, no server */
+    if (o->status_counter + o->status_barrier + o->status_sem +
+            o->status_watch > 0 ||
+        p->given[OPT_COUNTER_FORMAT] + p->given[OPT_COUNT_PATH] +
+                p->given[OPT_KAZOO] > 0)
+      return usage_error(p, "--stats reads counters files: only --json goes "
+                            "with it");
+    if (optind >= argc) return usage_error(p, "FILE is missing");
+    for (int i = optind; i < argc; i++)
+      if (argv[i][0] == '\0') return usage_error(p, "an empty FILE");
+    o->files = argv + optind;
+    o->n_files = (size_t)(argc - optind);
+    return 0;
+  }
   if ((rc = take_path(p, argc, argv)) != 0) return rc;
   if (optind < argc)
     return usage_error(p, "unexpected '%s' after PATH", argv[optind]);
@@ -1127,6 +1164,7 @@ static const syntax_t status_syntax = {
                             FLAG("barrier", OPT_BARRIER),
                             FLAG("sem", OPT_SEM),
                             FLAG("watch", OPT_WATCH), ARG("timeout", 't'),
+                            FLAG("stats", OPT_STATS),
                             ARG("format", OPT_COUNTER_FORMAT),
                             ARG("count-path", OPT_COUNT_PATH),
                             FLAG("kazoo", OPT_KAZOO), HELP_AND_END},
@@ -1411,6 +1449,10 @@ static int global_option(parser_t *p, int c, const char *arg) {
     break;
   case 'v': o->verbose++; break;
   case OPT_STATS: o->stats = 1; break;
+  case OPT_STATS_FILE:
+    if (arg[0] == '\0') return usage_error(p, "--stats-file needs FILE");
+    o->stats_file = arg;
+    break;
   case 'V': o->action = CLI_VERSION; break;
   }
   return 0;
@@ -1447,6 +1489,7 @@ static const syntax_t global_syntax = {
                             ARG("connect-timeout", OPT_CONNECT_TIMEOUT),
                             ARG("auth", OPT_AUTH), FLAG("verbose", 'v'),
                             FLAG("stats", OPT_STATS),
+                            ARG("stats-file", OPT_STATS_FILE),
                             FLAG("help", 'h'), FLAG("version", 'V'),
                             {NULL, 0, NULL, 0}},
     global_option, parse_command, NULL, 0};

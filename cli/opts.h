@@ -12,8 +12,13 @@
 
 /* Exit statuses of the tool besides CMD's own (sysexits.h values, so that
  * scripts can tell them apart from a command's usual 0/1/2). */
+/* How often --stats-file writes the session's counters. */
+#define CLI_STATS_FILE_INTERVAL_MS 1000
+
 enum {
   CLI_EX_USAGE = 64,       /* bad command line                             */
+  CLI_EX_NOINPUT = 66,     /* status --stats: a FILE missing or unreadable,
+                              or no counters file                          */
   CLI_EX_UNAVAILABLE = 69, /* no ZooKeeper server answered                 */
   CLI_EX_SOFTWARE = 70,    /* any other failure                            */
   CLI_EX_LOST = 75,        /* lock or leadership lost (session LOST, node
@@ -101,6 +106,7 @@ typedef struct cli_opts {
   int verbose;                  /* -v, counted                            */
   int stats;                    /* --stats: the session's counters at the
                                    end, on stderr                         */
+  const char *stats_file;       /* --stats-file FILE, or NULL             */
   /* lock, elect, queue claim, barrier enter and sem */
   const char *path;             /* PATH                                   */
   char **cmd;                   /* CMD [ARG...], NULL-terminated (argv's) */
@@ -164,6 +170,9 @@ typedef struct cli_opts {
   int status_counter;           /* --counter: PATH as a counter           */
   int status_barrier;           /* --barrier: PATH as a barrier           */
   int status_sem;               /* --sem: PATH as a semaphore             */
+  int status_stats;             /* --stats: files[] as counters files     */
+  char **files;                 /* status --stats's FILEs (argv's)        */
+  size_t n_files;
   int status_watch;             /* --watch: again at every change         */
 } cli_opts_t;
 

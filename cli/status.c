@@ -22,6 +22,7 @@
  * --barrier, as a barrier (cli/barrier.c); with --sem, as a semaphore
  * (cli/sem.c).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 
 #include "cli.h"
 #include "loop.h"
+#include "statsfile.h"
 #include "text.h"
 
 #define DATA_SHOWN 1024 /* bytes of a node's data shown at most */
@@ -428,7 +430,64 @@ static void state_event(zkl_session_t *s, zkl_session_state_t state,
   cli_loop_post_arg(CLI_EV_STATE, (int)state);
 }
 
+/* ---- status --stats FILE...: counters files, no server ------------------ */
+
+#define STATS_FILE_MAX (1 << 20) /* far above what a counters file holds */
+
+/* The whole file into a NUL-terminated buffer (free it); NULL with errno. */
+static char *slurp(const char *name) {
+  FILE *f = fopen(name, "re");
+  if (f == NULL) return NULL;
+  char *buf = malloc(STATS_FILE_MAX + 1);
+  size_t n = buf != NULL ? fread(buf, 1, STATS_FILE_MAX + 1, f) : 0;
+  int err = buf == NULL ? ENOMEM : ferror(f) ? EIO : 0;
+  if (err == 0 && n > STATS_FILE_MAX) err = EFBIG;
+  fclose(f);
+  if (err != 0) {
+    free(buf);
+    errno = err;
+    return NULL;
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+static int stats_status_run(const cli_opts_t *o) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  double now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+  int rc = 0, shown = 0;
+  if (o->json) fputc('[', stdout);
+  for (size_t i = 0; i < o->n_files; i++) {
+    const char *name = o->files[i];
+    char why[256];
+    cli_statsfile_t f;
+    char *text = slurp(name);
+    if (text == NULL) {
+      snprintf(why, sizeof why, "%s", strerror(errno));
+    } else if (cli_statsfile_parse(text, &f, why, sizeof why) == 0) {
+      why[0] = '\0';
+    }
+    free(text);
+    if (why[0] != '\0') {
+      fprintf(stderr, "zkl: %s: %s\n", name, why);
+      rc = CLI_EX_NOINPUT;
+      continue;
+    }
+    if (o->json) {
+      if (shown > 0) fputs(", ", stdout);
+      cli_statsfile_json(stdout, name, &f, now);
+    } else {
+      cli_statsfile_print(stdout, name, &f, now);
+    }
+    shown++;
+  }
+  if (o->json) fputs("]\n", stdout);
+  return rc;
+}
+
 int cli_status_run(const cli_opts_t *o) {
+  if (o->status_stats) return stats_status_run(o);
   if (o->status_counter) return cli_counter_status_run(o);
   if (o->status_barrier) return cli_barrier_status_run(o);
   if (o->status_sem) return cli_sem_status_run(o);

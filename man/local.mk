@@ -9,6 +9,7 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_session_close.3 man/zkl_session_state.3 \
 	man/zkl_session_timeout.3 man/zkl_session_id.3 \
 	man/zkl_session_zhandle.3 man/zkl_session_stats.3 \
+	man/zkl_session_stats_export.3 \
 	man/zkl_log.3 man/zkl_log_set.3 man/zkl_log_syslog.3 \
 	man/zkl_log_stream.3 man/zkl_log_level_name.3 \
 	man/zkl_mutex.3 man/zkl_mutex_opts_init.3 man/zkl_mutex_create.3 \

@@ -254,6 +254,31 @@ typedef struct zkl_session_stats {
 ZKL_EXTERN int zkl_session_stats(zkl_session_t *s, zkl_session_stats_t *out,
                                  size_t size);
 
+/* Writes s's counters to the file `path` now and then every interval_ms
+ * (100 to 3600000), for operators: `zkl status --stats FILE` shows them,
+ * and the text is Prometheus's exposition format, so that node_exporter's
+ * textfile collector can serve a file named *.prom in its directory as it
+ * is.  Besides the counters the file says the session's current id,
+ * hosts, state, the process's pid, and when it was written.  Each write
+ * goes to a temporary file beside it (PATH.PID.tmp), then renamed over
+ * path: a reader never sees half a file.  A thread of its own writes, so
+ * a slow disk never holds up the session.  A later write that fails is
+ * logged (zkl/log.h) once, and tried again at the next interval.
+ * The file is removed when the export ends: zkl_session_close(), a new
+ * call (the old export ends first, even for the same path), or path NULL.
+ *   0           the file is written and will be again; or (path NULL) no
+ *               export runs any more.
+ *   ZKL_EINVAL  s is NULL, path is "", or interval_ms is out of range;
+ *               an export already running goes on unchanged.
+ *   ZKL_ESYSTEM the first write failed (zkl_last_error() names the file and
+ *               the cause), or no thread could be started.
+ *   ZKL_ENOMEM  no memory.
+ * After ZKL_ESYSTEM or ZKL_ENOMEM no export runs (an earlier one has
+ * ended).  Thread-safe, also from callbacks; costs no request.
+ * Ownership: path is copied. */
+ZKL_EXTERN int zkl_session_stats_export(zkl_session_t *s, const char *path,
+                                        int32_t interval_ms);
+
 /* Escape hatch: the underlying ZooKeeper handle, for the caller's own
  * ZooKeeper calls on the same session.  Owned by the session: do not close
  * it, and do not register a global watcher on it.  NULL for NULL.

@@ -326,6 +326,17 @@ typedef struct zkl__stats {
   atomic_uint_least64_t connects, suspensions, reconnects, losses;
 } zkl__stats_t;
 zkl__stats_t *zkl__session_stats(zkl_session_t *s);
+/* The hosts the session was opened with (fixed for its life). */
+const char *zkl__session_hosts(zkl_session_t *s);
+
+/* ---- the counters' file (export.c) ------------------------------------ */
+typedef struct zkl__export zkl__export_t;
+/* Puts x as the session's export and returns the one it replaces (NULL:
+ * none); under the session's lock. */
+zkl__export_t *zkl__session_export_swap(zkl_session_t *s, zkl__export_t *x);
+/* Ends an export: its thread joined, its file removed, x freed.  NULL: a
+ * no-op. */
+void zkl__export_stop(zkl__export_t *x);
 static inline void zkl__count(atomic_uint_least64_t *c) {
   atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }

@@ -73,6 +73,7 @@ struct zkl_session {
   zkl__dispatch_t *dq;      /* completions for zkl_session_dispatch()   */
   int state_in_dispatch;    /* on_state runs from zkl_session_dispatch() */
   zkl__stats_t stats;       /* zkl_session_stats(); atomics, no lock    */
+  zkl__export_t *export;    /* zkl_session_stats_export(), or NULL      */
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -966,6 +967,7 @@ void zkl_session_close(zkl_session_t *s) {
     zkl__fail(ZKL_EDEADLK, "zkl_session_close() from a completion");
     return;
   }
+  zkl__export_stop(zkl__session_export_swap(s, NULL)); /* its file goes */
   threads_stop(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
@@ -1022,6 +1024,16 @@ int zkl_session_timeout(zkl_session_t *s) {
 }
 
 zkl__stats_t *zkl__session_stats(zkl_session_t *s) { return &s->stats; }
+
+const char *zkl__session_hosts(zkl_session_t *s) { return s->hosts; }
+
+zkl__export_t *zkl__session_export_swap(zkl_session_t *s, zkl__export_t *x) {
+  pthread_mutex_lock(&s->mu);
+  zkl__export_t *old = s->export;
+  s->export = x;
+  pthread_mutex_unlock(&s->mu);
+  return old;
+}
 
 /* The scalar counters, by name (the histogram is copied apart). */
 #define STATS_SCALARS(X)                                                     \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "opts.h"
+#include "statsfile.h"
 #include "text.h"
 #include "zkl.h"
 
@@ -819,6 +820,12 @@ static const struct {
     {{"--connect-timeout", "99999999999", "status", "/p"}, "--connect-timeout"},
     {{"--auth", "nocolon", "status", "/p"}, "--auth needs USER:PASS"},
     {{"--auth", ":pass", "status", "/p"}, "--auth needs USER:PASS"},
+    {{"--stats-file", "", "status", "/p"}, "--stats-file needs FILE"},
+    {{"status", "--stats"}, "FILE is missing"},
+    {{"status", "--stats", "--sem", "/f"}, "only --json goes with it"},
+    {{"status", "--stats", "--watch", "/f"}, "only --json goes with it"},
+    {{"status", "--stats", "--count-path", "/c", "/f"}, "--count-path needs --sem"},
+    {{"status", "--stats", "/f", ""}, "an empty FILE"},
     {{"--session-timeout"}, "needs a value"},
     {{"lock"}, "PATH is missing"},
     {{"lock", "/p"}, "CMD is missing"},
@@ -1498,6 +1505,157 @@ START_TEST(escape_json) {
 }
 END_TEST
 
+START_TEST(status_stats_forms) {
+  cli_opts_t o;
+  ck_assert_int_eq(PARSE(&o, "--stats-file", "/run/x.prom", "lock", "/p",
+                         "true"),
+                   0);
+  ck_assert_str_eq(o.stats_file, "/run/x.prom");
+  ck_assert_int_eq(PARSE(&o, "status", "/p"), 0);
+  ck_assert_ptr_null(o.stats_file);
+  ck_assert_int_eq(o.status_stats, 0);
+  /* FILEs need not be paths of ZooKeeper: relative, any name */
+  ck_assert_int_eq(PARSE(&o, "status", "--stats", "--json", "a.prom",
+                         "/run/b"),
+                   0);
+  ck_assert_int_eq(o.status_stats, 1);
+  ck_assert_int_eq(o.json, 1);
+  ck_assert_uint_eq(o.n_files, 2);
+  ck_assert_str_eq(o.files[0], "a.prom");
+  ck_assert_str_eq(o.files[1], "/run/b");
+  ck_assert_ptr_null(o.path);
+}
+END_TEST
+
+/* A counters file as zkl_session_stats_export() writes one (abridged: HELP
+ * lines left out, an unknown metric added, labels in another order). */
+static const char stats_text[] =
+    "# zkl 0.1.0: the counters of one zkl session\n"
+    "# TYPE zkl_session_info gauge\n"
+    "zkl_session_info{session=\"0x10000abc\",hosts=\"h:1,\\\"q\\\"\\n\","
+    "pid=\"42\",state=\"suspended\"} 1\n"
+    "zkl_session_state 2\n"
+    "zkl_stats_written_seconds 1000.5\n"
+    "zkl_stats_interval_seconds 2\n"
+    "\n"
+    "zkl_requests_total{kind=\"create\"} 12\n"
+    "zkl_requests_total{kind=\"heartbeat\"} 18446744073709551615\n"
+    "zkl_requests_total{kind=\"future\"} 7\n"
+    "zkl_some_later_metric{x=\"y\"} 3.5\n"
+    "zkl_watches_total 5\n"
+    "zkl_acquisitions_waiting 1\n"
+    "zkl_grant_wait_seconds_bucket{le=\"0.001\"} 1\n"
+    "zkl_grant_wait_seconds_bucket{le=\"0.01\"} 3\n"
+    "zkl_grant_wait_seconds_bucket{le=\"0.1\"} 3\n"
+    "zkl_grant_wait_seconds_bucket{le=\"1\"} 4\n"
+    "zkl_grant_wait_seconds_bucket{le=\"10\"} 4\n"
+    "zkl_grant_wait_seconds_bucket{le=\"100\"} 4\n"
+    "zkl_grant_wait_seconds_bucket{le=\"+Inf\"} 5\n"
+    "zkl_grant_wait_seconds_sum 200.25\n"
+    "zkl_grant_wait_seconds_count 5\n"
+    "zkl_grant_wait_seconds_max 199.5\n"
+    "zkl_session_events_total{state=\"lost\"} 2\n";
+
+START_TEST(statsfile_parse) {
+  cli_statsfile_t f;
+  char why[256] = "";
+  ck_assert_int_eq(cli_statsfile_parse(stats_text, &f, why, sizeof why), 0);
+  ck_assert_uint_eq(f.session, 0x10000abcULL);
+  ck_assert_int_eq(f.pid, 42);
+  ck_assert_str_eq(f.hosts, "h:1,\"q\"\n");
+  ck_assert_str_eq(f.state, "suspended");
+  ck_assert(f.written == 1000.5 && f.interval == 2);
+  ck_assert_uint_eq(f.st.creates, 12);
+  ck_assert_uint_eq(f.st.heartbeats, UINT64_MAX);
+  ck_assert_uint_eq(f.st.deletes, 0);
+  ck_assert_uint_eq(f.st.watches, 5);
+  ck_assert_uint_eq(f.st.waiting, 1);
+  ck_assert_uint_eq(f.st.grants, 5);
+  /* cumulative buckets back to the struct's own */
+  const uint64_t hist[ZKL_STATS_WAIT_BUCKETS] = {1, 2, 0, 1, 0, 0, 1};
+  for (int i = 0; i < ZKL_STATS_WAIT_BUCKETS; i++)
+    ck_assert_uint_eq(f.st.wait_hist[i], hist[i]);
+  ck_assert_uint_eq(f.st.wait_us_total, 200250000);
+  ck_assert_uint_eq(f.st.wait_us_max, 199500000);
+  ck_assert_uint_eq(f.st.losses, 2);
+  /* fresh within 3 intervals and 2 s, then stale */
+  ck_assert_int_eq(cli_statsfile_stale(&f, 1008.4), 0);
+  ck_assert_int_eq(cli_statsfile_stale(&f, 1008.6), 1);
+
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *m = open_memstream(&buf, &size);
+  cli_statsfile_print(m, "x.prom", &f, 1001.5);
+  fclose(m);
+  ck_assert_msg(strstr(buf, "x.prom: pid 42, session 0x10000abc on h:1,\"q\"\\n"
+                            ", suspended; written 1.0 s ago (every 2 s)\n") ==
+                    buf,
+                "%s", buf);
+  ck_assert_ptr_nonnull(strstr(buf, "create 12  delete 0"));
+  ck_assert_ptr_nonnull(strstr(buf, "heartbeat 18446744073709551615\n"));
+  ck_assert_ptr_nonnull(strstr(buf, " <1ms 1  <10ms 2  <100ms 0  <1s 1"));
+  ck_assert_ptr_nonnull(strstr(buf, "; mean 40050.000 ms, max 199500.000 ms"));
+  ck_assert_ptr_null(strstr(buf, "STALE"));
+  free(buf);
+  m = open_memstream(&buf, &size);
+  cli_statsfile_print(m, "x.prom", &f, 2000);
+  fclose(m);
+  ck_assert_ptr_nonnull(strstr(buf, "; STALE: its process has probably ended"));
+  free(buf);
+  m = open_memstream(&buf, &size);
+  cli_statsfile_json(m, "x.prom", &f, 1001.5);
+  fclose(m);
+  ck_assert_msg(strstr(buf, "{\"file\": \"x.prom\", \"pid\": 42, \"session\": "
+                            "\"0x10000abc\", \"hosts\": \"h:1,\\\"q\\\"\\u000a\", "
+                            "\"state\": \"suspended\", \"written\": 1000.500, "
+                            "\"age_s\": 1.000, \"interval_s\": 2, \"stale\": "
+                            "false, \"counters\": {\"creates\": 12, ") == buf,
+                "%s", buf);
+  ck_assert_ptr_nonnull(strstr(buf, "\"wait_hist\": [1, 2, 0, 1, 0, 0, 1], "
+                                    "\"wait_us_total\": 200250000, "));
+  ck_assert_ptr_nonnull(strstr(buf, "\"losses\": 2}}"));
+  ck_assert_int_eq(buf[size - 1], '}');
+  free(buf);
+}
+END_TEST
+
+static const struct {
+  const char *text, *err;
+} bad_stats[] = {
+    {"", "no zkl_session_info line"},
+    {"root:x:0:0:root:/root:/bin/bash\n", "line 1: no value"},
+    {"zkl_session_info{session=\"0x1\",pid=\"2\",hosts=\"h\",state=\"c\"} 1\n",
+     "no counters"},
+    {"zkl_session_info{session=\"0x1\",pid=\"2\",hosts=\"h\"} 1\n",
+     "line 1: zkl_session_info without"},
+    {"zkl_session_info{session=\"zz\",pid=\"2\",hosts=\"h\",state=\"c\"} 1\n",
+     "line 1: a bad session id"},
+    {"\n\nzkl_watches_total{a=\"b} 1\n", "line 3: an unterminated label"},
+    {"zkl_watches_total{a=\"\\x\"} 1\n", "line 1: a bad escape"},
+    {"zkl_watches_total{a=b} 1\n", "line 1: a malformed label"},
+    {"zkl_watches_total -3\n", "line 1: a bad count"},
+    {"zkl_watches_total\n", "line 1: no value"},
+    {"zkl_watches_total{a=\"1\",b=\"2\",c=\"3\",d=\"4\",e=\"5\",f=\"6\",g=\"7\","
+     "h=\"8\",i=\"9\"} 1\n",
+     "line 1: too many labels"},
+};
+
+START_TEST(statsfile_bad) {
+  cli_statsfile_t f;
+  char why[256] = "";
+  ck_assert_int_eq(cli_statsfile_parse(bad_stats[_i].text, &f, why, sizeof why),
+                   -1);
+  ck_assert_msg(strstr(why, bad_stats[_i].err) != NULL, "'%s' for '%s'", why,
+                bad_stats[_i].text);
+  /* a small error buffer is cut, not overrun */
+  char small[8];
+  memset(small, 'x', sizeof small);
+  ck_assert_int_eq(
+      cli_statsfile_parse(bad_stats[_i].text, &f, small, sizeof small), -1);
+  ck_assert_uint_eq(strlen(small), sizeof small - 1);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("options");
@@ -1514,6 +1672,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(tc, barrier_forms);
   tcase_add_test(tc, sem_defaults);
   tcase_add_test(tc, sem_forms);
+  tcase_add_test(tc, status_stats_forms);
   tcase_add_test(tc, queue_put_forms);
   tcase_add_test(tc, queue_put_data_limit);
   tcase_add_test(tc, queue_put_soft_max);
@@ -1538,6 +1697,10 @@ static Suite *cli_suite(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("queue formats");
   tcase_add_loop_test(tc, format_names, 0, 1);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("counters files");
+  tcase_add_test(tc, statsfile_parse);
+  tcase_add_loop_test(tc, statsfile_bad, 0, (int)COUNT(bad_stats));
   suite_add_tcase(s, tc);
   tc = tcase_create("escapes");
   tcase_add_test(tc, escape_plain_and_special);

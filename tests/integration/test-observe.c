@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -443,6 +445,224 @@ START_TEST(stats_count_a_loss) {
 }
 END_TEST
 
+/* ---- the counters' file (zkl_session_stats_export) ------------------------ */
+
+/* The file's text (NULL if there is none); free it. */
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return NULL;
+  char *buf = calloc(1, 65536);
+  ck_assert_ptr_nonnull(buf);
+  size_t n = fread(buf, 1, 65535, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* The value of the sample line that begins with `head` ("name{labels} "),
+ * or -1 without one. */
+static double sample_of(const char *text, const char *head) {
+  for (const char *p = text; p != NULL && *p != '\0';) {
+    if (strncmp(p, head, strlen(head)) == 0) return atof(p + strlen(head));
+    p = strchr(p, '\n');
+    if (p != NULL) p++;
+  }
+  return -1;
+}
+
+/* Every line a comment (HELP and TYPE before a family's samples) or a
+ * sample "name[{labels}] value" of a family zkl says it writes: the text
+ * format as a collector reads it. */
+static void check_format(const char *text) {
+  char typed[64][64];
+  int n_typed = 0;
+  for (const char *p = text; *p != '\0';) {
+    const char *end = strchr(p, '\n');
+    ck_assert_msg(end != NULL, "the file does not end with a newline");
+    char line[1024];
+    size_t len = (size_t)(end - p);
+    ck_assert_uint_lt(len, sizeof line);
+    memcpy(line, p, len);
+    line[len] = '\0';
+    p = end + 1;
+    char fam[64];
+    if (strncmp(line, "# TYPE ", 7) == 0) {
+      char type[32];
+      ck_assert_int_eq(sscanf(line, "# TYPE %63s %31s", fam, type), 2);
+      ck_assert_msg(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+                        strcmp(type, "histogram") == 0,
+                    "%s", line);
+      ck_assert_int_lt(n_typed, 64);
+      snprintf(typed[n_typed++], sizeof typed[0], "%s", fam);
+      continue;
+    }
+    if (line[0] == '#') continue;
+    ck_assert_msg(line[0] != '\0', "an empty line");
+    size_t k = strcspn(line, "{ ");
+    ck_assert_msg(k > 0 && k < sizeof fam, "%s", line);
+    memcpy(fam, line, k);
+    fam[k] = '\0';
+    const char *value = strrchr(line, ' ');
+    char *vend;
+    ck_assert_ptr_nonnull(value);
+    strtod(value + 1, &vend);
+    ck_assert_msg(*vend == '\0' && vend != value + 1, "no number: %s", line);
+    int known = 0;
+    for (int i = 0; i < n_typed && !known; i++) {
+      size_t fl = strlen(typed[i]);
+      known = strcmp(fam, typed[i]) == 0 ||
+              (strncmp(fam, typed[i], fl) == 0 &&
+               (strcmp(fam + fl, "_bucket") == 0 ||
+                strcmp(fam + fl, "_sum") == 0 ||
+                strcmp(fam + fl, "_count") == 0));
+    }
+    ck_assert_msg(known, "a sample before its # TYPE: %s", line);
+  }
+  ck_assert_int_ge(n_typed, 10);
+}
+
+struct file_says {
+  const char *path, *head;
+  double at_least;
+};
+static int file_says(void *arg) {
+  const struct file_says *w = arg;
+  char *t = read_text(w->path);
+  double v = t != NULL ? sample_of(t, w->head) : -1;
+  free(t);
+  return v >= w->at_least;
+}
+static int file_gone(void *arg) { return access(arg, F_OK) != 0; }
+
+/* The file says what zkl_session_stats() says, in Prometheus's format; it
+ * is written again every interval, atomically (no temporary file left);
+ * a new call replaces it, NULL and close remove it; bad arguments leave
+ * a running export alone; a file that cannot be written is refused at
+ * once, and one that stops being writable is logged once, then again when
+ * it works. */
+START_TEST(stats_export_file) {
+  char dir[] = "/tmp/zkl-export.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char a[128], b[128], sub[128], subf[128], moved[128];
+  snprintf(a, sizeof a, "%s/a.prom", dir);
+  snprintf(b, sizeof b, "%s/b.prom", dir);
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  snprintf(subf, sizeof subf, "%s/sub/c.prom", dir);
+  snprintf(moved, sizeof moved, "%s/moved", dir);
+  char root[128];
+  it_root(root, sizeof root, "stats-export");
+  zkl_session_t *s = it_session();
+
+  ck_assert_int_eq(zkl_session_stats_export(s, a, 200), 0);
+  char *t = read_text(a);
+  ck_assert_msg(t != NULL, "no file at once");
+  check_format(t);
+  char head[160];
+  snprintf(head, sizeof head, "zkl_session_info{session=\"0x%llx\",hosts=\"",
+           (unsigned long long)zkl_session_id(s));
+  ck_assert_msg(strstr(t, head) != NULL, "%s", t);
+  snprintf(head, sizeof head, ",pid=\"%ld\",state=\"connected\"} 1\n",
+           (long)getpid());
+  ck_assert_msg(strstr(t, head) != NULL, "%s", t);
+  ck_assert(sample_of(t, "zkl_session_state ") == 1);
+  ck_assert(sample_of(t, "zkl_stats_interval_seconds ") == 0.2);
+  ck_assert(sample_of(t, "zkl_session_events_total{state=\"connected\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_count ") == 0);
+  double written0 = sample_of(t, "zkl_stats_written_seconds ");
+  ck_assert(written0 > 1.7e9);
+  free(t);
+
+  /* a grant shows within an interval or so; every figure as the API's */
+  zkl_mutex_t *m = it_mutex(s, root);
+  ck_assert_int_eq(zkl_mutex_lock(m), 0);
+  struct file_says granted = {a, "zkl_grant_wait_seconds_count ", 1};
+  ck_assert_msg(it_wait_until(file_says, &granted, 5000), "no grant in %s", a);
+  zkl_session_stats_t st = stats_of(s);
+  t = read_text(a);
+  check_format(t);
+  char want[128];
+  snprintf(want, sizeof want, "zkl_requests_total{kind=\"create\"} %llu\n",
+           (unsigned long long)st.creates);
+  ck_assert_msg(strstr(t, want) != NULL, "%s in %s", want, t);
+  snprintf(want, sizeof want, "zkl_requests_total{kind=\"children\"} %llu\n",
+           (unsigned long long)st.children);
+  ck_assert_msg(strstr(t, want) != NULL, "%s in %s", want, t);
+  ck_assert(sample_of(t, "zkl_acquisitions_total ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_bucket{le=\"+Inf\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_sum ") ==
+            sample_of(t, "zkl_grant_wait_seconds_max "));
+  ck_assert(sample_of(t, "zkl_acquisitions_waiting ") == 0);
+  ck_assert(sample_of(t, "zkl_stats_written_seconds ") > written0);
+  free(t);
+  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+  zkl_mutex_destroy(m);
+
+  /* bad arguments: refused, the export goes on */
+  ck_assert_int_eq(zkl_session_stats_export(NULL, a, 200), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_session_stats_export(s, "", 200), ZKL_EINVAL);
+  ck_assert_int_eq(zkl_session_stats_export(s, b, 99), ZKL_EINVAL);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "out of range"));
+  ck_assert_int_eq(zkl_session_stats_export(s, b, 3600001), ZKL_EINVAL);
+  ck_assert_int_eq(access(b, F_OK), -1);
+  t = read_text(a);
+  struct file_says later = {a, "zkl_stats_written_seconds ",
+                            sample_of(t, "zkl_stats_written_seconds ") + 0.1};
+  free(t);
+  ck_assert_msg(it_wait_until(file_says, &later, 5000), "not written again");
+
+  /* a new file: the old one goes; then only the new one is there */
+  ck_assert_int_eq(zkl_session_stats_export(s, b, 100), 0);
+  ck_assert_int_eq(access(a, F_OK), -1);
+  ck_assert_int_eq(access(b, F_OK), 0);
+  it_sleep_ms(350); /* a few writes: no temporary file stays */
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = b.prom", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  /* the same file again, at another interval */
+  ck_assert_int_eq(zkl_session_stats_export(s, b, 5000), 0);
+  t = read_text(b);
+  ck_assert(sample_of(t, "zkl_stats_interval_seconds ") == 5);
+  free(t);
+
+  /* a file that cannot be written: refused at once; no export runs after */
+  snprintf(cmd, sizeof cmd, "%s/none/x.prom", dir);
+  ck_assert_int_eq(zkl_session_stats_export(s, cmd, 200), ZKL_ESYSTEM);
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), cmd));
+  ck_assert_ptr_nonnull(strstr(zkl_last_error(), "No such file"));
+  ck_assert_int_eq(access(b, F_OK), -1);
+
+  /* a directory that goes away: logged once, and once when it is back */
+  ck_assert_int_eq(mkdir(sub, 0700), 0);
+  cap_reset();
+  ck_assert_int_eq(zkl_log_set(capture, &cap, ZKL_LOG_INFO), 0);
+  ck_assert_int_eq(zkl_session_stats_export(s, subf, 100), 0);
+  ck_assert_int_eq(rename(sub, moved), 0);
+  expect_log(ZKL_LOG_ZKL, ZKL_LOG_WARN, zkl_session_id(s),
+             "cannot write the counters to", 5000);
+  it_sleep_ms(400);
+  int warned = 0;
+  pthread_mutex_lock(&cap.mu);
+  for (int i = 0; i < cap.n; i++)
+    warned += strstr(cap.r[i].text, "cannot write the counters") != NULL;
+  pthread_mutex_unlock(&cap.mu);
+  ck_assert_int_eq(warned, 1);
+  ck_assert_int_eq(rename(moved, sub), 0);
+  expect_log(ZKL_LOG_ZKL, ZKL_LOG_INFO, zkl_session_id(s),
+             "writing the counters to", 5000);
+  log_off();
+
+  /* NULL ends it (twice is no error); close ends one too */
+  ck_assert_int_eq(zkl_session_stats_export(s, NULL, 0), 0);
+  ck_assert_int_eq(access(subf, F_OK), -1);
+  ck_assert_int_eq(zkl_session_stats_export(s, NULL, 0), 0);
+  ck_assert_int_eq(zkl_session_stats_export(s, a, 100), 0);
+  zkl_session_close(s);
+  ck_assert_msg(it_wait_until(file_gone, a, 1), "close left %s", a);
+  ck_assert_int_eq(rmdir(sub), 0);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *observe_suite(void) {
   Suite *su = suite_create("observe");
   TCase *tc = it_tcase("log");
@@ -453,6 +673,7 @@ Suite *observe_suite(void) {
   tc = it_tcase("stats");
   tcase_add_test(tc, stats_count_what_the_session_did);
   tcase_add_test(tc, stats_count_a_loss);
+  tcase_add_test(tc, stats_export_file);
   suite_add_tcase(su, tc);
   return su;
 }

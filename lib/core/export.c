@@ -1,0 +1,317 @@
+/* lib/core/export.c - a session's counters written to a file, for operators
+ * (zkl_session_stats_export): `zkl status --stats FILE` reads it, and it is
+ * Prometheus's text format, so node_exporter's textfile collector serves
+ * it as it is.
+ *
+ * A thread of its own writes the file, so that a slow disk never holds up
+ * the session's threads; it reads the counters as zkl_session_stats()
+ * does (relaxed atomics) and the state and id under the session's lock,
+ * briefly, like any caller. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+struct zkl__export {
+  zkl_session_t *s;
+  char *path, *tmp;         /* the file, and where it is written first  */
+  int64_t interval_ns;
+  pthread_mutex_t mu;       /* guards stop and failing                 */
+  pthread_cond_t cv;
+  int stop;
+  int failing;              /* the last write failed (logged once)      */
+  pthread_t thread;
+};
+
+/* Label values are quoted: \, " and newline escaped (the text format's
+ * rules). */
+static void put_label(FILE *f, const char *v) {
+  for (; *v != '\0'; v++) {
+    if (*v == '\\' || *v == '"') fputc('\\', f);
+    if (*v == '\n') {
+      fputs("\\n", f);
+      continue;
+    }
+    fputc(*v, f);
+  }
+}
+
+static void put_family(FILE *f, const char *name, const char *type,
+                       const char *help) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_u64(FILE *f, const char *name, const char *label,
+                    const char *value, uint64_t v) {
+  if (label != NULL)
+    fprintf(f, "%s{%s=\"%s\"} %llu\n", name, label, value,
+            (unsigned long long)v);
+  else
+    fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static const char *state_name(int st) {
+  switch (st) {
+  case ZKL_SESSION_CONNECTING: return "connecting";
+  case ZKL_SESSION_CONNECTED: return "connected";
+  case ZKL_SESSION_SUSPENDED: return "suspended";
+  case ZKL_SESSION_LOST: return "lost";
+  case ZKL_SESSION_CLOSED: return "closed";
+  default: return "unknown";
+  }
+}
+
+/* The file's text, into f.  Every family has its HELP and TYPE; counters
+ * end in _total, as the format wants. */
+static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
+                   const char *hosts) {
+  zkl_session_stats_t st;
+  zkl_session_stats(s, &st, sizeof st);
+  int state = zkl_session_state(s);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+
+  fprintf(f, "# zkl %s: the counters of one zkl session "
+             "(zkl_session_stats(3)); read it with `zkl status --stats FILE`\n",
+          ZKL_VERSION_STRING);
+  put_family(f, "zkl_session_info", "gauge",
+             "The ZooKeeper session in use now, the hosts and the process.");
+  fprintf(f, "zkl_session_info{session=\"0x%llx\",hosts=\"",
+          (unsigned long long)zkl_session_id(s));
+  put_label(f, hosts);
+  fprintf(f, "\",pid=\"%ld\",state=\"%s\"} 1\n", (long)getpid(),
+          state_name(state));
+  put_family(f, "zkl_session_state", "gauge",
+             "The session's state: 0 connecting, 1 connected, 2 suspended, "
+             "3 lost, 4 closed.");
+  fprintf(f, "zkl_session_state %d\n", state);
+  put_family(f, "zkl_stats_written_seconds", "gauge",
+             "When this file was written (Unix time).");
+  fprintf(f, "zkl_stats_written_seconds %lld.%03ld\n", (long long)now.tv_sec,
+          now.tv_nsec / 1000000);
+  put_family(f, "zkl_stats_interval_seconds", "gauge",
+             "How often the file is written.");
+  fprintf(f, "zkl_stats_interval_seconds %g\n", (double)interval_ns / 1e9);
+
+  put_family(f, "zkl_requests_total", "counter",
+             "Requests sent to the server, by kind (heartbeat: zkl's "
+             "liveness probes).");
+  const struct {
+    const char *kind;
+    uint64_t v;
+  } req[] = {{"create", st.creates},  {"delete", st.deletes},
+             {"exists", st.exists},   {"get", st.gets},
+             {"set", st.sets},        {"children", st.children},
+             {"multi", st.multis},    {"sync", st.syncs},
+             {"heartbeat", st.heartbeats}};
+  for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+    put_u64(f, "zkl_requests_total", "kind", req[i].kind, req[i].v);
+
+  const struct {
+    const char *name, *type, *help;
+    uint64_t v;
+  } plain[] = {
+      {"zkl_watches_total", "counter", "Requests that armed a watch.",
+       st.watches},
+      {"zkl_watch_events_total", "counter",
+       "Node events the server delivered for those watches.", st.events},
+      {"zkl_wakeups_total", "counter", "Waiting operations those events woke.",
+       st.wakeups},
+      {"zkl_acquisitions_total", "counter",
+       "Turns started in the contention core (locks, leaderships, the lines "
+       "inside other recipes).",
+       st.acquisitions},
+      {"zkl_acquisition_timeouts_total", "counter",
+       "Turns that ended at their deadline, or a try that found it taken.",
+       st.timeouts},
+      {"zkl_acquisition_cancels_total", "counter",
+       "Turns ended by a cancel or a destroy.", st.cancels},
+      {"zkl_acquisition_failures_total", "counter",
+       "Turns that ended otherwise: session lost, node deleted, no memory.",
+       st.failures},
+      {"zkl_acquisitions_waiting", "gauge", "Turns underway now.",
+       st.waiting},
+  };
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+    put_family(f, plain[i].name, plain[i].type, plain[i].help);
+    put_u64(f, plain[i].name, NULL, NULL, plain[i].v);
+  }
+
+  /* the grants' waits as a histogram: cumulative buckets, sum and count */
+  put_family(f, "zkl_grant_wait_seconds", "histogram",
+             "How long granted turns took, from the call to the grant.");
+  static const char *const le[ZKL_STATS_WAIT_BUCKETS] = {
+      "0.001", "0.01", "0.1", "1", "10", "100", "+Inf"};
+  uint64_t cum = 0;
+  for (int i = 0; i < ZKL_STATS_WAIT_BUCKETS; i++) {
+    cum += st.wait_hist[i];
+    put_u64(f, "zkl_grant_wait_seconds_bucket", "le", le[i], cum);
+  }
+  fprintf(f, "zkl_grant_wait_seconds_sum %.6f\n", st.wait_us_total / 1e6);
+  put_u64(f, "zkl_grant_wait_seconds_count", NULL, NULL, cum);
+  put_family(f, "zkl_grant_wait_seconds_max", "gauge",
+             "The longest of those waits.");
+  fprintf(f, "zkl_grant_wait_seconds_max %.6f\n", st.wait_us_max / 1e6);
+
+  put_family(f, "zkl_session_events_total", "counter",
+             "Session states reported, as on_state reports them.");
+  put_u64(f, "zkl_session_events_total", "state", "connected", st.connects);
+  put_u64(f, "zkl_session_events_total", "state", "suspended",
+          st.suspensions);
+  put_u64(f, "zkl_session_events_total", "state", "reconnected",
+          st.reconnects);
+  put_u64(f, "zkl_session_events_total", "state", "lost", st.losses);
+}
+
+/* Writes the file once: the text into x->tmp, then renamed over x->path,
+ * so that a reader never sees half a file.  0, or an errno value. */
+static int write_once(zkl__export_t *x) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (m == NULL) return errno ? errno : ENOMEM;
+  render(m, x->s, x->interval_ns, zkl__session_hosts(x->s));
+  if (fclose(m) != 0) {
+    free(text);
+    return ENOMEM;
+  }
+  int err = 0;
+  FILE *f = fopen(x->tmp, "we");
+  if (f == NULL) {
+    err = errno;
+  } else {
+    if (fwrite(text, 1, len, f) != len) err = errno ? errno : EIO;
+    if (fclose(f) != 0 && err == 0) err = errno;
+    if (err == 0 && rename(x->tmp, x->path) != 0) err = errno;
+    if (err != 0) unlink(x->tmp);
+  }
+  free(text);
+  return err;
+}
+
+/* Logs a failing write once, and once more when writing works again. */
+static void note_result(zkl__export_t *x, int err) {
+  pthread_mutex_lock(&x->mu);
+  int was = x->failing;
+  x->failing = err != 0;
+  pthread_mutex_unlock(&x->mu);
+  if (err != 0 && !was)
+    zkl__session_log(x->s, ZKL_LOG_WARN,
+                     "cannot write the counters to %s: %s (trying again "
+                     "every %lld ms)",
+                     x->path, strerror(err),
+                     (long long)(x->interval_ns / 1000000));
+  else if (err == 0 && was)
+    zkl__session_log(x->s, ZKL_LOG_INFO, "writing the counters to %s again",
+                     x->path);
+}
+
+static void *export_main(void *arg) {
+  zkl__export_t *x = arg;
+  int64_t next = zkl__now_ns() + x->interval_ns;
+  pthread_mutex_lock(&x->mu);
+  while (!x->stop) {
+    if (zkl__cond_wait_until(&x->cv, &x->mu, next) != ETIMEDOUT) continue;
+    pthread_mutex_unlock(&x->mu);
+    note_result(x, write_once(x));
+    next += x->interval_ns;
+    int64_t now = zkl__now_ns();
+    if (next <= now) next = now + x->interval_ns; /* no catching up */
+    pthread_mutex_lock(&x->mu);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return NULL;
+}
+
+static void export_free(zkl__export_t *x) {
+  pthread_mutex_destroy(&x->mu);
+  pthread_cond_destroy(&x->cv);
+  free(x->path);
+  free(x->tmp);
+  free(x);
+}
+
+void zkl__export_stop(zkl__export_t *x) {
+  if (x == NULL) return;
+  pthread_mutex_lock(&x->mu);
+  x->stop = 1;
+  pthread_cond_signal(&x->cv);
+  pthread_mutex_unlock(&x->mu);
+  pthread_join(x->thread, NULL);
+  /* stale counters would mislead: the file goes with its session */
+  unlink(x->path);
+  export_free(x);
+}
+
+/* How often the file may be written: 100 ms to an hour. */
+#define EXPORT_INTERVAL_MIN_MS 100
+#define EXPORT_INTERVAL_MAX_MS 3600000
+
+/* Starts exporting s's counters to path (the arguments checked). */
+static int export_start(zkl_session_t *s, const char *path,
+                        int32_t interval_ms) {
+  zkl__export_t *x = calloc(1, sizeof *x);
+  if (x == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for the export");
+  x->s = s;
+  x->interval_ns = (int64_t)interval_ms * 1000000;
+  x->path = strdup(path);
+  size_t tl = strlen(path) + 32;
+  x->tmp = malloc(tl);
+  if (x->path == NULL || x->tmp == NULL) {
+    free(x->path);
+    free(x->tmp);
+    free(x);
+    return zkl__fail(ZKL_ENOMEM, "no memory for the export");
+  }
+  /* the temporary file beside the file (a rename stays in one file
+   * system), named apart from what a collector reads (*.prom) */
+  snprintf(x->tmp, tl, "%s.%ld.tmp", path, (long)getpid());
+  if (pthread_mutex_init(&x->mu, NULL) != 0 || zkl__cond_init(&x->cv) != 0) {
+    free(x->path);
+    free(x->tmp);
+    free(x);
+    return zkl__fail(ZKL_ESYSTEM, "no mutex or condition for the export");
+  }
+  /* the first write now, so that a file that cannot be written is said at
+   * once, to the caller */
+  int err = write_once(x);
+  if (err != 0) {
+    int rc = zkl__fail(err == ENOMEM ? ZKL_ENOMEM : ZKL_ESYSTEM,
+                       "cannot write the counters to %s: %s", path,
+                       strerror(err));
+    export_free(x);
+    return rc;
+  }
+  if (pthread_create(&x->thread, NULL, export_main, x) != 0) {
+    unlink(x->path);
+    export_free(x);
+    return zkl__fail(ZKL_ESYSTEM, "cannot start the export's thread");
+  }
+  zkl__session_export_swap(s, x);
+  return 0;
+}
+
+int zkl_session_stats_export(zkl_session_t *s, const char *path,
+                             int32_t interval_ms) {
+  zkl__clear_error();
+  if (s == NULL) return zkl__fail(ZKL_EINVAL, "session is NULL");
+  if (path != NULL && path[0] == '\0')
+    return zkl__fail(ZKL_EINVAL, "the file name is empty");
+  if (path != NULL && (interval_ms < EXPORT_INTERVAL_MIN_MS ||
+                       interval_ms > EXPORT_INTERVAL_MAX_MS))
+    return zkl__fail(ZKL_EINVAL, "interval %ld ms is out of range [%d, %d]",
+                     (long)interval_ms, EXPORT_INTERVAL_MIN_MS,
+                     EXPORT_INTERVAL_MAX_MS);
+  /* one call at a time: the old export ends (its file removed) before the
+   * new one writes, even to the same file */
+  static pthread_mutex_t calls = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&calls);
+  zkl__export_stop(zkl__session_export_swap(s, NULL));
+  int rc = path != NULL ? export_start(s, path, interval_ms) : 0;
+  pthread_mutex_unlock(&calls);
+  return rc;
+}
