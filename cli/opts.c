@@ -1145,6 +1145,9 @@ static int status_rest(parser_t *p, int argc, char **argv) {
                 p->given[OPT_KAZOO] > 0)
       return usage_error(p, "--stats reads counters files: only --json goes "
                             "with it");
+    if (o->stats_file != NULL || o->stats)
+      return usage_error(p, "status --stats opens no session: no --stats or "
+                            "--stats-file before it");
     if (optind >= argc) return usage_error(p, "FILE is missing");
     for (int i = optind; i < argc; i++)
       if (argv[i][0] == '\0') return usage_error(p, "an empty FILE");

@@ -189,7 +189,9 @@ static const char *take_sample(const line_t *l, cli_statsfile_t *f,
   }
   if (strcmp(l->name, "zkl_grant_wait_seconds_sum") == 0 ||
       strcmp(l->name, "zkl_grant_wait_seconds_max") == 0) {
-    if (value_double(l->value, &d) != 0 || !(d >= 0)) return "a bad time";
+    /* (as microseconds in a uint64_t: below 1.8e13 s) */
+    if (value_double(l->value, &d) != 0 || !(d >= 0) || !(d < 1.8e13))
+      return "a bad time";
     uint64_t us = (uint64_t)(d * 1e6 + 0.5);
     if (strstr(l->name, "_sum") != NULL) f->st.wait_us_total = us;
     else f->st.wait_us_max = us;

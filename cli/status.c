@@ -439,8 +439,9 @@ static char *slurp(const char *name) {
   FILE *f = fopen(name, "re");
   if (f == NULL) return NULL;
   char *buf = malloc(STATS_FILE_MAX + 1);
+  errno = 0;
   size_t n = buf != NULL ? fread(buf, 1, STATS_FILE_MAX + 1, f) : 0;
-  int err = buf == NULL ? ENOMEM : ferror(f) ? EIO : 0;
+  int err = buf == NULL ? ENOMEM : ferror(f) ? (errno != 0 ? errno : EIO) : 0;
   if (err == 0 && n > STATS_FILE_MAX) err = EFBIG;
   fclose(f);
   if (err != 0) {

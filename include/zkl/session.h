@@ -258,18 +258,23 @@ ZKL_EXTERN int zkl_session_stats(zkl_session_t *s, zkl_session_stats_t *out,
  * (100 to 3600000), for operators: `zkl status --stats FILE` shows them,
  * and the text is Prometheus's exposition format, so that node_exporter's
  * textfile collector can serve a file named *.prom in its directory as it
- * is.  Besides the counters the file says the session's current id,
- * hosts, state, the process's pid, and when it was written.  Each write
- * goes to a temporary file beside it (PATH.PID.tmp), then renamed over
- * path: a reader never sees half a file.  A thread of its own writes, so
- * a slow disk never holds up the session.  A later write that fails is
- * logged (zkl/log.h) once, and tried again at the next interval.
+ * is (every sample has the label file="<path's last part>", so the files
+ * of several processes there never make the same series).  Besides the
+ * counters the file says the session's current id, hosts, state, the
+ * process's pid, and when it was written.  A relative path is taken from
+ * the working directory at the call.  Each write goes to a temporary file
+ * beside it (PATH.PID.N.tmp), then renamed over path: a reader never sees
+ * half a file.  The first write is made by this call; the later ones by a
+ * thread of the export's own, so that the session's threads never wait
+ * for a disk (ending an export waits for a write underway).  A later write
+ * that fails is logged (zkl/log.h) once, and tried again at each interval.
  * The file is removed when the export ends: zkl_session_close(), a new
  * call (the old export ends first, even for the same path), or path NULL.
  *   0           the file is written and will be again; or (path NULL) no
  *               export runs any more.
- *   ZKL_EINVAL  s is NULL, path is "", or interval_ms is out of range;
- *               an export already running goes on unchanged.
+ *   ZKL_EINVAL  s is NULL, path is "", or interval_ms is out of range (an
+ *               export already running goes on unchanged); or
+ *               zkl_session_close() has begun (from a callback).
  *   ZKL_ESYSTEM the first write failed (zkl_last_error() names the file and
  *               the cause), or no thread could be started.
  *   ZKL_ENOMEM  no memory.

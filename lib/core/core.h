@@ -331,9 +331,11 @@ const char *zkl__session_hosts(zkl_session_t *s);
 
 /* ---- the counters' file (export.c) ------------------------------------ */
 typedef struct zkl__export zkl__export_t;
-/* Puts x as the session's export and returns the one it replaces (NULL:
- * none); under the session's lock. */
-zkl__export_t *zkl__session_export_swap(zkl_session_t *s, zkl__export_t *x);
+/* Takes the session's export away (NULL: none), under its lock. */
+zkl__export_t *zkl__session_export_take(zkl_session_t *s);
+/* Makes x the session's export (it has none): 0, or -1 when the session
+ * is closing (x is not taken). */
+int zkl__session_export_set(zkl_session_t *s, zkl__export_t *x);
 /* Ends an export: its thread joined, its file removed, x freed.  NULL: a
  * no-op. */
 void zkl__export_stop(zkl__export_t *x);

@@ -3,11 +3,14 @@
  * Prometheus's text format, so node_exporter's textfile collector serves
  * it as it is.
  *
- * A thread of its own writes the file, so that a slow disk never holds up
- * the session's threads; it reads the counters as zkl_session_stats()
- * does (relaxed atomics) and the state and id under the session's lock,
- * briefly, like any caller. */
+ * A thread of its own writes the file, so that the session's threads never
+ * wait for a disk; it reads the counters as zkl_session_stats() does
+ * (relaxed atomics) and the state and id under the session's lock,
+ * briefly, like any caller.  Numbers are printed with integer arithmetic
+ * only: a process whose LC_NUMERIC writes "0,2" must not break the file. */
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +21,9 @@
 
 struct zkl__export {
   zkl_session_t *s;
-  char *path, *tmp;         /* the file, and where it is written first  */
+  char *path, *tmp;         /* the file (absolute), and where it is
+                               written first                            */
+  char *file;               /* path's last part: the `file` label       */
   int64_t interval_ns;
   pthread_mutex_t mu;       /* guards stop and failing                 */
   pthread_cond_t cv;
@@ -45,13 +50,32 @@ static void put_family(FILE *f, const char *name, const char *type,
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void put_u64(FILE *f, const char *name, const char *label,
-                    const char *value, uint64_t v) {
-  if (label != NULL)
-    fprintf(f, "%s{%s=\"%s\"} %llu\n", name, label, value,
-            (unsigned long long)v);
-  else
-    fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+/* A sample's name and labels: every sample has file="<the file's name>",
+ * so that the files of several processes in one collector directory
+ * (whose names differ) never make the same series; then label=value if
+ * label is not NULL. */
+static void put_head(FILE *f, const char *name, const char *file,
+                     const char *label, const char *value) {
+  fprintf(f, "%s{file=\"", name);
+  put_label(f, file);
+  if (label != NULL) fprintf(f, "\",%s=\"%s", label, value);
+  fputs("\"} ", f);
+}
+
+static void put_u64(FILE *f, const char *name, const char *file,
+                    const char *label, const char *value, uint64_t v) {
+  put_head(f, name, file, label, value);
+  fprintf(f, "%llu\n", (unsigned long long)v);
+}
+
+/* v / 10^digits as a decimal fraction, with no floating point. */
+static void put_fixed(FILE *f, const char *name, const char *file,
+                      uint64_t v, int digits) {
+  uint64_t scale = 1;
+  for (int i = 0; i < digits; i++) scale *= 10;
+  put_head(f, name, file, NULL, NULL);
+  fprintf(f, "%llu.%0*llu\n", (unsigned long long)(v / scale), digits,
+          (unsigned long long)(v % scale));
 }
 
 static const char *state_name(int st) {
@@ -68,7 +92,7 @@ static const char *state_name(int st) {
 /* The file's text, into f.  Every family has its HELP and TYPE; counters
  * end in _total, as the format wants. */
 static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
-                   const char *hosts) {
+                   const char *hosts, const char *file) {
   zkl_session_stats_t st;
   zkl_session_stats(s, &st, sizeof st);
   int state = zkl_session_state(s);
@@ -80,7 +104,9 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
           ZKL_VERSION_STRING);
   put_family(f, "zkl_session_info", "gauge",
              "The ZooKeeper session in use now, the hosts and the process.");
-  fprintf(f, "zkl_session_info{session=\"0x%llx\",hosts=\"",
+  fputs("zkl_session_info{file=\"", f);
+  put_label(f, file);
+  fprintf(f, "\",session=\"0x%llx\",hosts=\"",
           (unsigned long long)zkl_session_id(s));
   put_label(f, hosts);
   fprintf(f, "\",pid=\"%ld\",state=\"%s\"} 1\n", (long)getpid(),
@@ -88,14 +114,15 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
   put_family(f, "zkl_session_state", "gauge",
              "The session's state: 0 connecting, 1 connected, 2 suspended, "
              "3 lost, 4 closed.");
-  fprintf(f, "zkl_session_state %d\n", state);
+  put_u64(f, "zkl_session_state", file, NULL, NULL, (uint64_t)state);
   put_family(f, "zkl_stats_written_seconds", "gauge",
              "When this file was written (Unix time).");
-  fprintf(f, "zkl_stats_written_seconds %lld.%03ld\n", (long long)now.tv_sec,
-          now.tv_nsec / 1000000);
+  put_fixed(f, "zkl_stats_written_seconds", file,
+            (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 3);
   put_family(f, "zkl_stats_interval_seconds", "gauge",
              "How often the file is written.");
-  fprintf(f, "zkl_stats_interval_seconds %g\n", (double)interval_ns / 1e9);
+  put_fixed(f, "zkl_stats_interval_seconds", file,
+            (uint64_t)(interval_ns / 1000000), 3);
 
   put_family(f, "zkl_requests_total", "counter",
              "Requests sent to the server, by kind (heartbeat: zkl's "
@@ -109,7 +136,7 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
              {"multi", st.multis},    {"sync", st.syncs},
              {"heartbeat", st.heartbeats}};
   for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
-    put_u64(f, "zkl_requests_total", "kind", req[i].kind, req[i].v);
+    put_u64(f, "zkl_requests_total", file, "kind", req[i].kind, req[i].v);
 
   const struct {
     const char *name, *type, *help;
@@ -138,7 +165,7 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
   };
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
     put_family(f, plain[i].name, plain[i].type, plain[i].help);
-    put_u64(f, plain[i].name, NULL, NULL, plain[i].v);
+    put_u64(f, plain[i].name, file, NULL, NULL, plain[i].v);
   }
 
   /* the grants' waits as a histogram: cumulative buckets, sum and count */
@@ -149,22 +176,22 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
   uint64_t cum = 0;
   for (int i = 0; i < ZKL_STATS_WAIT_BUCKETS; i++) {
     cum += st.wait_hist[i];
-    put_u64(f, "zkl_grant_wait_seconds_bucket", "le", le[i], cum);
+    put_u64(f, "zkl_grant_wait_seconds_bucket", file, "le", le[i], cum);
   }
-  fprintf(f, "zkl_grant_wait_seconds_sum %.6f\n", st.wait_us_total / 1e6);
-  put_u64(f, "zkl_grant_wait_seconds_count", NULL, NULL, cum);
+  put_fixed(f, "zkl_grant_wait_seconds_sum", file, st.wait_us_total, 6);
+  put_u64(f, "zkl_grant_wait_seconds_count", file, NULL, NULL, cum);
   put_family(f, "zkl_grant_wait_seconds_max", "gauge",
              "The longest of those waits.");
-  fprintf(f, "zkl_grant_wait_seconds_max %.6f\n", st.wait_us_max / 1e6);
+  put_fixed(f, "zkl_grant_wait_seconds_max", file, st.wait_us_max, 6);
 
   put_family(f, "zkl_session_events_total", "counter",
              "Session states reported, as on_state reports them.");
-  put_u64(f, "zkl_session_events_total", "state", "connected", st.connects);
-  put_u64(f, "zkl_session_events_total", "state", "suspended",
+  put_u64(f, "zkl_session_events_total", file, "state", "connected", st.connects);
+  put_u64(f, "zkl_session_events_total", file, "state", "suspended",
           st.suspensions);
-  put_u64(f, "zkl_session_events_total", "state", "reconnected",
+  put_u64(f, "zkl_session_events_total", file, "state", "reconnected",
           st.reconnects);
-  put_u64(f, "zkl_session_events_total", "state", "lost", st.losses);
+  put_u64(f, "zkl_session_events_total", file, "state", "lost", st.losses);
 }
 
 /* Writes the file once: the text into x->tmp, then renamed over x->path,
@@ -174,7 +201,7 @@ static int write_once(zkl__export_t *x) {
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
   if (m == NULL) return errno ? errno : ENOMEM;
-  render(m, x->s, x->interval_ns, zkl__session_hosts(x->s));
+  render(m, x->s, x->interval_ns, zkl__session_hosts(x->s), x->file);
   if (fclose(m) != 0) {
     free(text);
     return ENOMEM;
@@ -235,6 +262,18 @@ static void export_free(zkl__export_t *x) {
   free(x);
 }
 
+/* path made absolute (a later chdir() of the process must not move the
+ * file); malloc'ed, NULL without memory or working directory. */
+static char *absolute(const char *path) {
+  if (path[0] == '/') return strdup(path);
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == NULL) return NULL;
+  size_t n = strlen(cwd) + strlen(path) + 2;
+  char *abs = malloc(n);
+  if (abs != NULL) snprintf(abs, n, "%s/%s", cwd, path);
+  return abs;
+}
+
 void zkl__export_stop(zkl__export_t *x) {
   if (x == NULL) return;
   pthread_mutex_lock(&x->mu);
@@ -254,44 +293,63 @@ void zkl__export_stop(zkl__export_t *x) {
 /* Starts exporting s's counters to path (the arguments checked). */
 static int export_start(zkl_session_t *s, const char *path,
                         int32_t interval_ms) {
+  /* a temporary name of each export's own: two sessions of one process
+   * writing one file never write into each other's */
+  static atomic_uint serial;
   zkl__export_t *x = calloc(1, sizeof *x);
   if (x == NULL) return zkl__fail(ZKL_ENOMEM, "no memory for the export");
   x->s = s;
   x->interval_ns = (int64_t)interval_ms * 1000000;
-  x->path = strdup(path);
-  size_t tl = strlen(path) + 32;
+  x->path = absolute(path);
+  if (x->path == NULL) {
+    int err = errno;
+    free(x);
+    if (err == ENOMEM) return zkl__fail(ZKL_ENOMEM, "no memory for the export");
+    return zkl__fail(ZKL_ESYSTEM, "no working directory for %s: %s", path,
+                     strerror(err));
+  }
+  size_t tl = strlen(x->path) + 48;
   x->tmp = malloc(tl);
-  if (x->path == NULL || x->tmp == NULL) {
+  int rc = 0;
+  if (x->tmp == NULL) {
+    rc = zkl__fail(ZKL_ENOMEM, "no memory for the export");
+  } else if (pthread_mutex_init(&x->mu, NULL) != 0) {
+    rc = zkl__fail(ZKL_ESYSTEM, "no mutex for the export");
+  } else if (zkl__cond_init(&x->cv) != 0) {
+    pthread_mutex_destroy(&x->mu);
+    rc = zkl__fail(ZKL_ESYSTEM, "no condition variable for the export");
+  }
+  if (rc != 0) {
     free(x->path);
     free(x->tmp);
     free(x);
-    return zkl__fail(ZKL_ENOMEM, "no memory for the export");
+    return rc;
   }
-  /* the temporary file beside the file (a rename stays in one file
-   * system), named apart from what a collector reads (*.prom) */
-  snprintf(x->tmp, tl, "%s.%ld.tmp", path, (long)getpid());
-  if (pthread_mutex_init(&x->mu, NULL) != 0 || zkl__cond_init(&x->cv) != 0) {
-    free(x->path);
-    free(x->tmp);
-    free(x);
-    return zkl__fail(ZKL_ESYSTEM, "no mutex or condition for the export");
-  }
+  x->file = strrchr(x->path, '/') + 1;
+  /* beside the file (a rename stays in one file system), named apart from
+   * what a collector reads (*.prom) */
+  snprintf(x->tmp, tl, "%s.%ld.%u.tmp", x->path, (long)getpid(),
+           atomic_fetch_add(&serial, 1));
   /* the first write now, so that a file that cannot be written is said at
    * once, to the caller */
   int err = write_once(x);
   if (err != 0) {
-    int rc = zkl__fail(err == ENOMEM ? ZKL_ENOMEM : ZKL_ESYSTEM,
+    rc = zkl__fail(err == ENOMEM ? ZKL_ENOMEM : ZKL_ESYSTEM,
                        "cannot write the counters to %s: %s", path,
                        strerror(err));
     export_free(x);
     return rc;
   }
-  if (pthread_create(&x->thread, NULL, export_main, x) != 0) {
+  if (zkl__thread_start(&x->thread, export_main, x) != 0) {
     unlink(x->path);
     export_free(x);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the export's thread");
   }
-  zkl__session_export_swap(s, x);
+  if (zkl__session_export_set(s, x) != 0) {
+    /* zkl_session_close() has begun meanwhile (a callback called us) */
+    zkl__export_stop(x);
+    return zkl__fail(ZKL_EINVAL, "the session is closing");
+  }
   return 0;
 }
 
@@ -310,7 +368,7 @@ int zkl_session_stats_export(zkl_session_t *s, const char *path,
    * new one writes, even to the same file */
   static pthread_mutex_t calls = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&calls);
-  zkl__export_stop(zkl__session_export_swap(s, NULL));
+  zkl__export_stop(zkl__session_export_take(s));
   int rc = path != NULL ? export_start(s, path, interval_ms) : 0;
   pthread_mutex_unlock(&calls);
   return rc;

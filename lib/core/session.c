@@ -783,6 +783,7 @@ static void threads_stop(zkl_session_t *s);
 
 static void session_free(zkl_session_t *s) {
   threads_stop(s);
+  zkl__export_stop(zkl__session_export_take(s));
   if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
   /* completions still pending at close never run: discard their state */
   while (s->inflight != NULL) {
@@ -967,8 +968,10 @@ void zkl_session_close(zkl_session_t *s) {
     zkl__fail(ZKL_EDEADLK, "zkl_session_close() from a completion");
     return;
   }
-  zkl__export_stop(zkl__session_export_swap(s, NULL)); /* its file goes */
+  /* the threads first: once stopping is set no callback can start an
+   * export, then the one running ends (its file goes) */
   threads_stop(s);
+  zkl__export_stop(zkl__session_export_take(s));
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
   s->epoch++;
@@ -1027,14 +1030,22 @@ zkl__stats_t *zkl__session_stats(zkl_session_t *s) { return &s->stats; }
 
 const char *zkl__session_hosts(zkl_session_t *s) { return s->hosts; }
 
-zkl__export_t *zkl__session_export_swap(zkl_session_t *s, zkl__export_t *x) {
+zkl__export_t *zkl__session_export_take(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
-  zkl__export_t *old = s->export;
-  s->export = x;
+  zkl__export_t *x = s->export;
+  s->export = NULL;
   pthread_mutex_unlock(&s->mu);
-  return old;
+  return x;
 }
 
+int zkl__session_export_set(zkl_session_t *s, zkl__export_t *x) {
+  pthread_mutex_lock(&s->mu);
+  /* once close has begun (stopping), nothing may outlive it */
+  int ok = !s->stopping && s->export == NULL;
+  if (ok) s->export = x;
+  pthread_mutex_unlock(&s->mu);
+  return ok ? 0 : -1;
+}
 /* The scalar counters, by name (the histogram is copied apart). */
 #define STATS_SCALARS(X)                                                     \
   X(creates) X(deletes) X(exists) X(gets) X(sets) X(children) X(multis)      \

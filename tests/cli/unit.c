@@ -826,6 +826,8 @@ static const struct {
     {{"status", "--stats", "--watch", "/f"}, "only --json goes with it"},
     {{"status", "--stats", "--count-path", "/c", "/f"}, "--count-path needs --sem"},
     {{"status", "--stats", "/f", ""}, "an empty FILE"},
+    {{"--stats-file", "/x", "status", "--stats", "/f"}, "opens no session"},
+    {{"--stats", "status", "--stats", "/f"}, "opens no session"},
     {{"--session-timeout"}, "needs a value"},
     {{"lock"}, "PATH is missing"},
     {{"lock", "/p"}, "CMD is missing"},

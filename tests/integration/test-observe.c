@@ -558,41 +558,41 @@ START_TEST(stats_export_file) {
   ck_assert_msg(t != NULL, "no file at once");
   check_format(t);
   char head[160];
-  snprintf(head, sizeof head, "zkl_session_info{session=\"0x%llx\",hosts=\"",
+  snprintf(head, sizeof head, "zkl_session_info{file=\"a.prom\",session=\"0x%llx\",hosts=\"",
            (unsigned long long)zkl_session_id(s));
   ck_assert_msg(strstr(t, head) != NULL, "%s", t);
   snprintf(head, sizeof head, ",pid=\"%ld\",state=\"connected\"} 1\n",
            (long)getpid());
   ck_assert_msg(strstr(t, head) != NULL, "%s", t);
-  ck_assert(sample_of(t, "zkl_session_state ") == 1);
-  ck_assert(sample_of(t, "zkl_stats_interval_seconds ") == 0.2);
-  ck_assert(sample_of(t, "zkl_session_events_total{state=\"connected\"} ") == 1);
-  ck_assert(sample_of(t, "zkl_grant_wait_seconds_count ") == 0);
-  double written0 = sample_of(t, "zkl_stats_written_seconds ");
+  ck_assert(sample_of(t, "zkl_session_state{file=\"a.prom\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_stats_interval_seconds{file=\"a.prom\"} ") == 0.2);
+  ck_assert(sample_of(t, "zkl_session_events_total{file=\"a.prom\",state=\"connected\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_count{file=\"a.prom\"} ") == 0);
+  double written0 = sample_of(t, "zkl_stats_written_seconds{file=\"a.prom\"} ");
   ck_assert(written0 > 1.7e9);
   free(t);
 
   /* a grant shows within an interval or so; every figure as the API's */
   zkl_mutex_t *m = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
-  struct file_says granted = {a, "zkl_grant_wait_seconds_count ", 1};
+  struct file_says granted = {a, "zkl_grant_wait_seconds_count{file=\"a.prom\"} ", 1};
   ck_assert_msg(it_wait_until(file_says, &granted, 5000), "no grant in %s", a);
   zkl_session_stats_t st = stats_of(s);
   t = read_text(a);
   check_format(t);
   char want[128];
-  snprintf(want, sizeof want, "zkl_requests_total{kind=\"create\"} %llu\n",
+  snprintf(want, sizeof want, "zkl_requests_total{file=\"a.prom\",kind=\"create\"} %llu\n",
            (unsigned long long)st.creates);
   ck_assert_msg(strstr(t, want) != NULL, "%s in %s", want, t);
-  snprintf(want, sizeof want, "zkl_requests_total{kind=\"children\"} %llu\n",
+  snprintf(want, sizeof want, "zkl_requests_total{file=\"a.prom\",kind=\"children\"} %llu\n",
            (unsigned long long)st.children);
   ck_assert_msg(strstr(t, want) != NULL, "%s in %s", want, t);
-  ck_assert(sample_of(t, "zkl_acquisitions_total ") == 1);
-  ck_assert(sample_of(t, "zkl_grant_wait_seconds_bucket{le=\"+Inf\"} ") == 1);
-  ck_assert(sample_of(t, "zkl_grant_wait_seconds_sum ") ==
-            sample_of(t, "zkl_grant_wait_seconds_max "));
-  ck_assert(sample_of(t, "zkl_acquisitions_waiting ") == 0);
-  ck_assert(sample_of(t, "zkl_stats_written_seconds ") > written0);
+  ck_assert(sample_of(t, "zkl_acquisitions_total{file=\"a.prom\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_bucket{file=\"a.prom\",le=\"+Inf\"} ") == 1);
+  ck_assert(sample_of(t, "zkl_grant_wait_seconds_sum{file=\"a.prom\"} ") ==
+            sample_of(t, "zkl_grant_wait_seconds_max{file=\"a.prom\"} "));
+  ck_assert(sample_of(t, "zkl_acquisitions_waiting{file=\"a.prom\"} ") == 0);
+  ck_assert(sample_of(t, "zkl_stats_written_seconds{file=\"a.prom\"} ") > written0);
   free(t);
   ck_assert_int_eq(zkl_mutex_unlock(m), 0);
   zkl_mutex_destroy(m);
@@ -605,8 +605,8 @@ START_TEST(stats_export_file) {
   ck_assert_int_eq(zkl_session_stats_export(s, b, 3600001), ZKL_EINVAL);
   ck_assert_int_eq(access(b, F_OK), -1);
   t = read_text(a);
-  struct file_says later = {a, "zkl_stats_written_seconds ",
-                            sample_of(t, "zkl_stats_written_seconds ") + 0.1};
+  struct file_says later = {a, "zkl_stats_written_seconds{file=\"a.prom\"} ",
+                            sample_of(t, "zkl_stats_written_seconds{file=\"a.prom\"} ") + 0.1};
   free(t);
   ck_assert_msg(it_wait_until(file_says, &later, 5000), "not written again");
 
@@ -614,15 +614,17 @@ START_TEST(stats_export_file) {
   ck_assert_int_eq(zkl_session_stats_export(s, b, 100), 0);
   ck_assert_int_eq(access(a, F_OK), -1);
   ck_assert_int_eq(access(b, F_OK), 0);
-  it_sleep_ms(350); /* a few writes: no temporary file stays */
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = b.prom", dir);
-  ck_assert_int_eq(system(cmd), 0);
-  /* the same file again, at another interval */
+  it_sleep_ms(350); /* a few writes */
+  /* the same file again, at another interval (the first write is made
+   * before the call returns, the next in 5 s: nothing is being written
+   * while the directory is listed) */
   ck_assert_int_eq(zkl_session_stats_export(s, b, 5000), 0);
   t = read_text(b);
-  ck_assert(sample_of(t, "zkl_stats_interval_seconds ") == 5);
+  ck_assert(sample_of(t, "zkl_stats_interval_seconds{file=\"b.prom\"} ") == 5);
   free(t);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = b.prom", dir);
+  ck_assert_msg(system(cmd) == 0, "a temporary file stayed in %s", dir);
 
   /* a file that cannot be written: refused at once; no export runs after */
   snprintf(cmd, sizeof cmd, "%s/none/x.prom", dir);
@@ -651,9 +653,25 @@ START_TEST(stats_export_file) {
              "writing the counters to", 5000);
   log_off();
 
+  /* a relative path is the working directory's at the call: a later
+   * chdir() does not move the file, and the file goes from there too */
+  char cwd[4096], rel[160];
+  ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+  snprintf(rel, sizeof rel, "%s/rel.prom", dir);
+  ck_assert_int_eq(chdir(dir), 0);
+  ck_assert_int_eq(zkl_session_stats_export(s, "rel.prom", 100), 0);
+  ck_assert_int_eq(chdir("/"), 0);
+  it_sleep_ms(250);
+  ck_assert_int_eq(access("/rel.prom", F_OK), -1);
+  t = read_text(rel);
+  ck_assert_ptr_nonnull(t);
+  ck_assert(sample_of(t, "zkl_session_state{file=\"rel.prom\"} ") == 1);
+  free(t);
+  ck_assert_int_eq(chdir(cwd), 0);
+
   /* NULL ends it (twice is no error); close ends one too */
   ck_assert_int_eq(zkl_session_stats_export(s, NULL, 0), 0);
-  ck_assert_int_eq(access(subf, F_OK), -1);
+  ck_assert_int_eq(access(rel, F_OK), -1);
   ck_assert_int_eq(zkl_session_stats_export(s, NULL, 0), 0);
   ck_assert_int_eq(zkl_session_stats_export(s, a, 100), 0);
   zkl_session_close(s);
