@@ -3,7 +3,7 @@
 # runs it.
 #
 #   bench/run-bench.sh [--quick] [--out DIR] [--bench PATH]
-#                      [--configs "fsync nosync ensemble"]
+#                      [--configs "fsync nosync ensemble"] [--only LIST]
 #                      [-- ZKL-BENCH ARGS...]
 #
 # For each server config it starts throwaway ZooKeeper servers on
@@ -23,6 +23,9 @@
 # side of S1, S3, S6 and S11-S14 (bench/CuratorBench.java, compiled with javac into a
 # temporary directory; not with --quick, unless "-- --curator yes").  It checks from the
 # server's own fsync counter that the config took effect.
+#
+# --only LIST (e.g. 1,3,6,14) runs those scenarios only, kazoo's and
+# zkl-bench's alike (the ensemble: those of 1, 3 and 14 among them).
 #
 # Writes into DIR (default bench-out):
 #   table-<config>.txt    zkl-bench's table and targets
@@ -47,6 +50,7 @@ out=bench-out
 bench=
 quick=()
 configs="fsync nosync ensemble"
+only_arg=
 extra=()
 while (($#)); do
     case $1 in
@@ -54,6 +58,7 @@ while (($#)); do
         --out) out=$2; shift ;;
         --bench) bench=$2; shift ;;
         --configs) configs=$2; shift ;;
+        --only) only_arg=$2; shift ;;
         --) shift; extra=("$@"); break ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) printf '%s: unknown argument %s\n' "$me" "$1" >&2; exit 2 ;;
@@ -121,6 +126,17 @@ for config in $configs; do
         ensemble) cfg='forceSync=yes'; only=(--only 1,3,14) ;;
         *) printf '%s: unknown config %s (fsync, nosync, ensemble)\n' "$me" "$config" >&2; exit 2 ;;
     esac
+    if [[ -n $only_arg ]]; then
+        sel=$only_arg
+        if [[ $config == ensemble ]]; then  # its own three, of those asked
+            sel=$(tr ',' '\n' <<<"$only_arg" | grep -xE '1|3|14' | paste -sd, -)
+            if [[ -z $sel ]]; then
+                printf '%s: ensemble: none of scenarios 1, 3, 14 in --only %s: skipped\n' "$me" "$only_arg"
+                continue
+            fi
+        fi
+        only=(--only "$sel")
+    fi
     zkdir=$(mktemp -d "${TMPDIR:-/tmp}/zkl-bench.XXXXXX")
     # appended after the harness's own forceSync=no: the last one wins
     if [[ $config == ensemble ]]; then
