@@ -52,6 +52,10 @@ zhandle_t *floor_open(const char *hosts, int timeout_ms) {
   zhandle_t *zh = zookeeper_init2(hosts, session_watcher, timeout_ms, NULL, w,
                                   0, log_discard);
   if (zh == NULL) goto fail;
+  /* as zkl's sessions: the hosts resolved once a minute, not at every
+   * check of the socket (the client's default), so that the floor and zkl
+   * run on the same client settings */
+  zoo_set_servers_resolution_delay(zh, 60000);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 15;

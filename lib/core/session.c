@@ -558,6 +558,13 @@ static void retire(zkl_session_t *s, zhandle_t *old) {
   discard_owed(s, old);
 }
 
+/* By default the C client resolves the hosts again (getaddrinfo, and with it
+ * a netlink query of the interfaces) every time its I/O thread checks the
+ * socket: between every answer and the next request.  Once a minute is
+ * plenty to follow DNS changes; a lost connection resolves at once anyway.
+ * (The Java client resolves when it connects.) */
+#define RESOLVE_DELAY_MS 60000
+
 /* With s->mu held, on the session's thread: the session is LOST; open a new
  * one on the same hosts.  Holds, queued nodes and tasks of the old
  * session are gone with it (recipes find out by the session id). */
@@ -570,6 +577,7 @@ static void renew(zkl_session_t *s) {
   /* at most one new session a second: a session refused at once (bad
    * credentials) must not turn into a storm of them */
   s->renew_at_ns = zkl__now_ns() + 1000000000LL;
+  if (nzh != NULL) zoo_set_servers_resolution_delay(nzh, RESOLVE_DELAY_MS);
   if (nzh == NULL) { /* out of memory, or no name resolves now */
     int err = errno;
     pthread_mutex_unlock(&s->mu); /* the handler is not called under it */
@@ -917,6 +925,7 @@ int zkl_session_open(zkl_session_t **out, const char *hosts,
   s->zh = zookeeper_init2(hosts, zkl__watcher, o->session_timeout_ms, NULL, s,
                           0, o->log_stream != NULL ? NULL : zkl__log_zookeeper);
   int err = errno;
+  if (s->zh != NULL) zoo_set_servers_resolution_delay(s->zh, RESOLVE_DELAY_MS);
   pthread_mutex_unlock(&s->mu);
   if (s->zh == NULL) {
     session_free(s);
