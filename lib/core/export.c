@@ -25,10 +25,11 @@ struct zkl__export {
                                written first                            */
   char *file;               /* path's last part: the `file` label       */
   int64_t interval_ns;
-  pthread_mutex_t mu;       /* guards stop and failing                 */
+  pthread_mutex_t mu;       /* guards stop                              */
   pthread_cond_t cv;
   int stop;
-  int failing;              /* the last write failed (logged once)      */
+  int failing;              /* the last write failed (logged once); the
+                               export's thread's own                    */
   pthread_t thread;
 };
 
@@ -186,7 +187,8 @@ static void render(FILE *f, zkl_session_t *s, int64_t interval_ns,
 
   put_family(f, "zkl_session_events_total", "counter",
              "Session states reported, as on_state reports them.");
-  put_u64(f, "zkl_session_events_total", file, "state", "connected", st.connects);
+  put_u64(f, "zkl_session_events_total", file, "state", "connected",
+          st.connects);
   put_u64(f, "zkl_session_events_total", file, "state", "suspended",
           st.suspensions);
   put_u64(f, "zkl_session_events_total", file, "state", "reconnected",
@@ -220,12 +222,11 @@ static int write_once(zkl__export_t *x) {
   return err;
 }
 
-/* Logs a failing write once, and once more when writing works again. */
+/* Logs a failing write once, and once more when writing works again (on
+ * the export's thread). */
 static void note_result(zkl__export_t *x, int err) {
-  pthread_mutex_lock(&x->mu);
   int was = x->failing;
   x->failing = err != 0;
-  pthread_mutex_unlock(&x->mu);
   if (err != 0 && !was)
     zkl__session_log(x->s, ZKL_LOG_WARN,
                      "cannot write the counters to %s: %s (trying again "

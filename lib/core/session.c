@@ -577,7 +577,6 @@ static void renew(zkl_session_t *s) {
   /* at most one new session a second: a session refused at once (bad
    * credentials) must not turn into a storm of them */
   s->renew_at_ns = zkl__now_ns() + 1000000000LL;
-  if (nzh != NULL) zoo_set_servers_resolution_delay(nzh, RESOLVE_DELAY_MS);
   if (nzh == NULL) { /* out of memory, or no name resolves now */
     int err = errno;
     pthread_mutex_unlock(&s->mu); /* the handler is not called under it */
@@ -587,6 +586,7 @@ static void renew(zkl_session_t *s) {
     pthread_mutex_lock(&s->mu);
     return;
   }
+  zoo_set_servers_resolution_delay(nzh, RESOLVE_DELAY_MS);
   zhandle_t *old = s->zh;
   s->zh = nzh;
   s->zh_dead = 0;
@@ -1055,6 +1055,7 @@ int zkl__session_export_set(zkl_session_t *s, zkl__export_t *x) {
   pthread_mutex_unlock(&s->mu);
   return ok ? 0 : -1;
 }
+
 /* The scalar counters, by name (the histogram is copied apart). */
 #define STATS_SCALARS(X)                                                     \
   X(creates) X(deletes) X(exists) X(gets) X(sets) X(children) X(multis)      \
