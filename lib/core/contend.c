@@ -412,6 +412,8 @@ struct zkl__op {
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
   int went;                 /* a blocker went without a release mark    */
+  int wordered;             /* wzrc answered before wsrc (a getData)     */
+  int self_after;           /* our node seen after the blocker was gone  */
   unsigned w_epoch;
   /* hold_turn: the epoch it started from; owned: whether to look even
    * when the acquisition's look is fresh */
@@ -1272,22 +1274,29 @@ static void drop_child_watch(zkl__contender_t *c, const char *name) {
 }
 
 /* Sets a data watch on the node `name` under the root: getData, which
- * sets none on a missing node.  A predecessor whose ACL refuses us READ is
- * watched with exists instead, whose watch on a missing node must then be
- * withdrawn. */
+ * sets none on a missing node, and right behind it, in the same round
+ * trip, an exists watch on our own node (o->k2, for the caller to wait
+ * for): the server answers a session's requests in order, so an answer
+ * about our node comes from after the look at the predecessor
+ * (o->wordered says the look was that getData).  A predecessor whose ACL
+ * refuses us READ is watched with exists instead, whose watch on a missing
+ * node must then be withdrawn. */
 static int op_arm_watch(zkl__op_t *o, const char *name) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_arm;
-  char buf[CHILD_PATH_MAX];
+  char buf[CHILD_PATH_MAX]; /* (made again at every resumption) */
   const char *target = child_path(c, name, buf, sizeof buf);
   PT_BEGIN(pt);
-  if (target == NULL)
-    PT_RETURN(pt, zkl__fail(ZKL_EINVAL, "%s/%s: the path is too long",
-                            c->root, name));
-  PT_REQUEST(o, pt, o->k, zkl__zk_get_send(c->s, target, 1));
+  o->k = zkl__zk_get_send(c->s, target, 1);
+  zkl__zcall_notify(o->k, op_post, o);
+  o->k2 = zkl__zk_exists_send(c->s, c->node, 1);
+  zkl__zcall_notify(o->k2, op_post, o);
+  PT_AWAIT(o, pt, zkl__zcall_ready(o->k) || zkl__now_ns() >= c->dl, c->dl);
   o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, NULL);
   o->k = NULL;
+  o->wordered = 1;
   if (o->wzrc == ZNOAUTH) {
+    o->wordered = 0; /* this look comes after ours */
     PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, target, 1));
     o->wzrc = zkl__zk_exists_wait(o->k, c->dl, NULL);
     o->k = NULL;
@@ -1305,24 +1314,32 @@ static int op_arm_watch(zkl__op_t *o, const char *name) {
  * which only the caller can tell to be a release), or a negative code.
  * Our own node is watched too, in the same round trip: should it go while
  * we wait, we wake; o->self says what is known of it on return (1 there
- * all along, 0 gone, -1 not known), so that a wake-up needs no look at it. */
+ * all along, 0 gone, -1 not known), so that a wake-up needs no look at it,
+ * and o->self_after that it was there after the target was found gone
+ * (the server answered that look first), so that neither does a target
+ * that left before we looked. */
 static int op_watch_and_wait(zkl__op_t *o, const char *name) {
   zkl__contender_t *c = o->c;
   zkl_session_t *s = c->s;
   pt_t *pt = &o->pt_watch;
   PT_BEGIN(pt);
   o->self = -1;
+  o->self_after = 0;
   /* no request into a dead connection */
   PT_CALL(pt, o->watch_rc, op_await_connected(o, o->deadline, op_cancel(o)));
   if (o->watch_rc != 0) PT_RETURN(pt, o->watch_rc);
+  {
+    char buf[CHILD_PATH_MAX];
+    if (child_path(c, name, buf, sizeof buf) == NULL)
+      PT_RETURN(pt, zkl__fail(ZKL_EINVAL, "%s/%s: the path is too long",
+                              c->root, name));
+  }
   zkl__session_lock(s);
   zkl__waiter_register_child(s, &c->w, c->root, name);
   zkl__waiter_watch_self(s, &c->w, c->node);
   o->w_epoch = zkl__session_epoch(s);
   zkl__session_unlock(s);
 
-  o->k2 = zkl__zk_exists_send(s, c->node, 1);
-  zkl__zcall_notify(o->k2, op_post, o);
   PT_CALL(pt, o->wzrc, op_arm_watch(o, name));
   PT_AWAIT(o, pt, zkl__zcall_ready(o->k2) || zkl__now_ns() >= c->dl, c->dl);
   {
@@ -1350,6 +1367,8 @@ static int op_watch_and_wait(zkl__op_t *o, const char *name) {
   o->self = o->wsrc == ZNONODE                  ? 0
             : o->wsrc == ZOK && !o->self_fired ? 1
                                                 : -1;
+  /* the predecessor was found gone, and our node there after that */
+  o->self_after = o->self == 1 && o->wzrc == ZNONODE && o->wordered;
   if (o->self == 0) { /* our node is gone: no use watching for our turn */
     if (o->wzrc == ZOK) drop_child_watch(c, name);
     PT_RETURN(pt, 0);
@@ -1444,7 +1463,10 @@ static int op_wait_turn(zkl__op_t *o) {
        * own node before any grant (below); a kind that never marks
        * (latch, kazoo, ...) leaves that way at every handoff, and the
        * watch on our own node stands as before */
-      if (zkl__kind_marks_release(q->lower[o->idx].kind)) o->went = 1;
+      /* (not when the look that found it gone was answered before the
+       * one that found our node: that answer is the read) */
+      if (zkl__kind_marks_release(q->lower[o->idx].kind) && !o->self_after)
+        o->went = 1;
       queue_drop(q, (size_t)o->idx, 1);
     }
   }

@@ -49,6 +49,12 @@ void it_proxy_blackhole(it_proxy_t *x, int on);
  * ZooKeeper opcode (create2 = 15, multi = 14, delete = 2). */
 void it_proxy_cut_after(it_proxy_t *x, int opcode);
 int it_proxy_cuts(it_proxy_t *x);
+/* Keep the next client request of this opcode (getData = 4, exists = 3,
+ * getChildren = 8) and every later one of its connection from the server
+ * until it_proxy_release(); it_proxy_holding() is 1 once one is kept. */
+void it_proxy_hold_at(it_proxy_t *x, int opcode);
+int it_proxy_holding(it_proxy_t *x);
+void it_proxy_release(it_proxy_t *x);
 void it_proxy_stop(it_proxy_t *x);
 Suite *proxy_suite(void);
 Suite *inspect_suite(void); /* test-inspect.c */
@@ -87,6 +93,10 @@ int it_wait_until(int (*pred)(void *), void *arg, int timeout_ms);
 /* The answers of every server to a four-letter word, concatenated
  * (malloc'ed): in an ensemble each session's watches sit on its server. */
 char *it_4lw(const char *word);
+/* NULL once no server's `wchc` lists a watch on a path containing root,
+ * asked every 20 ms for up to within_ms (zkl withdraws watches without
+ * waiting for the answer); else the last answer (malloc'ed), to show. */
+char *it_watches_left(const char *root, int within_ms);
 /* How many sessions `wchp` (the four-letter word's text) lists as watching
  * path, not counting session `except` (e.g. the node's owner, which
  * watches its own node while it waits). */

@@ -4,7 +4,10 @@
  *    client only learns from its own timeouts), new connections included;
  *  - cut after an opcode: forward the next client request of that type to
  *    the server, then close both sides before any reply goes back (the
- *    server applied it; the client sees a connection loss).
+ *    server applied it; the client sees a connection loss);
+ *  - hold at an opcode: keep the next client request of that type, and
+ *    every later one of that connection, until released (the server's
+ *    side still flows): what the client sent is answered late, in order.
  * One thread, poll(); loopback only. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +29,7 @@
 struct pair {
   int cfd, sfd;      /* client side, server side; -1 when unused */
   int first_seen;    /* the first frame (ConnectRequest) has no header */
+  int held;          /* requests kept from the server (hold at an opcode) */
   size_t len;        /* client bytes read, not yet forwarded */
   unsigned char buf[BUF];
 };
@@ -36,6 +40,8 @@ struct it_proxy {
   pthread_t thread;
   pthread_mutex_t mu;
   int stop, blackhole, cut_opcode, cuts;
+  int hold_opcode, holding, unhold; /* hold at an opcode; a pair held;
+                                       release it */
   struct pair pairs[MAXPAIRS];
 };
 
@@ -45,6 +51,7 @@ static void pair_close(struct pair *p) {
   p->cfd = p->sfd = -1;
   p->len = 0;
   p->first_seen = 0;
+  p->held = 0;
 }
 
 /* Both legs forward each read at once, as the ZooKeeper client's own
@@ -95,6 +102,15 @@ static int forward_frames(it_proxy_t *x, struct pair *p) {
     if (p->len - off < flen) break;
     int opcode = p->first_seen && flen >= 12 ? (int32_t)be32(p->buf + off + 8)
                                              : 0;
+    if (p->held) break;
+    pthread_mutex_lock(&x->mu);
+    if (x->hold_opcode != 0 && opcode == x->hold_opcode) {
+      x->hold_opcode = 0;
+      x->holding = 1;
+      p->held = 1;
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (p->held) break;
     p->first_seen = 1;
     if (write_all(p->sfd, p->buf + off, flen) != 0) return -1;
     off += flen;
@@ -126,7 +142,15 @@ static void *proxy_main(void *arg) {
       break;
     }
     hole = x->blackhole;
+    int unhold = x->unhold;
+    x->unhold = 0;
     pthread_mutex_unlock(&x->mu);
+    for (int i = 0; i < MAXPAIRS && unhold; i++) {
+      struct pair *p = &x->pairs[i];
+      if (p->cfd < 0 || !p->held) continue;
+      p->held = 0;
+      if (forward_frames(x, p) != 0) pair_close(p);
+    }
     fds[n++] = (struct pollfd){x->wake[0], POLLIN, 0};
     fds[n++] = (struct pollfd){x->lfd, POLLIN, 0};
     for (int i = 0; i < MAXPAIRS && !hole; i++) {
@@ -226,6 +250,29 @@ void it_proxy_cut_after(it_proxy_t *x, int opcode) {
   pthread_mutex_lock(&x->mu);
   x->cut_opcode = opcode;
   pthread_mutex_unlock(&x->mu);
+}
+
+void it_proxy_hold_at(it_proxy_t *x, int opcode) {
+  pthread_mutex_lock(&x->mu);
+  x->hold_opcode = opcode;
+  x->holding = 0;
+  pthread_mutex_unlock(&x->mu);
+}
+
+int it_proxy_holding(it_proxy_t *x) {
+  pthread_mutex_lock(&x->mu);
+  int h = x->holding;
+  pthread_mutex_unlock(&x->mu);
+  return h;
+}
+
+void it_proxy_release(it_proxy_t *x) {
+  pthread_mutex_lock(&x->mu);
+  x->hold_opcode = 0;
+  x->holding = 0;
+  x->unhold = 1;
+  pthread_mutex_unlock(&x->mu);
+  poke(x);
 }
 
 int it_proxy_cuts(it_proxy_t *x) {

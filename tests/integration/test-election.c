@@ -267,9 +267,8 @@ START_TEST(handover_in_order_with_observer) {
   }
   ck_assert_str_eq(olog.id[NC + 1], "");
   zkl_election_destroy(obs);
-  char *wchc = it_4lw("wchc");
-  ck_assert_msg(strstr(wchc, root) == NULL, "watch left:\n%s", wchc);
-  free(wchc);
+  char *wchc = it_watches_left(root, 2000);
+  ck_assert_msg(wchc == NULL, "watch left:\n%s", wchc);
   for (int i = 0; i < NC; i++) {
     zkl_election_destroy(c[i].e);
     zkl_session_close(s[i]);

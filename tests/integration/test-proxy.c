@@ -129,11 +129,13 @@ struct taker {
   int rc, unlock_rc;
   int64_t at;
   int release; /* atomic: the main thread says when to unlock */
+  uint64_t token; /* the grant's (read by the holding thread) */
 };
 
 static void *take_main(void *arg) {
   struct taker *t = arg;
   t->rc = zkl_mutex_timedlock(t->m, 20000);
+  if (t->rc == 0 && zkl_mutex_token(t->m, &t->token) != 0) t->token = 0;
   __atomic_store_n(&t->at, it_now_ms(), __ATOMIC_SEQ_CST); /* publishes rc */
   if (t->rc != 0) return NULL;
   while (!__atomic_load_n(&t->release, __ATOMIC_SEQ_CST)) it_sleep_ms(5);
@@ -149,7 +151,7 @@ START_TEST(long_partition_hands_over) {
   zkl_session_t *s = via(x, 3000), *d = it_session();
   zkl_mutex_t *m = it_mutex(s, root), *dm = it_mutex(d, root);
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
-  struct taker t = {dm, -1, -1, 0, 0};
+  struct taker t = {dm, -1, -1, 0, 0, 0};
   pthread_t th;
   pthread_create(&th, NULL, take_main, &t); /* queued behind the holder */
   ck_assert(it_wait_children(d, root, 2, 5000));
@@ -166,6 +168,57 @@ START_TEST(long_partition_hands_over) {
   it_proxy_blackhole(x, 0);
   ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
   ck_assert_int_eq(it_children(d, root, NULL), 1); /* the new holder only */
+  __atomic_store_n(&t.release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(t.unlock_rc, 0);
+  ck_assert(it_wait_children(d, root, 0, 5000));
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(dm);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+END_TEST
+
+/* The holder leaves between a waiter's listing and its look at it: the
+ * look (getData) finds it gone, and the exists of our own node sent right
+ * behind it, answered after it, is the proof that our node outlived it;
+ * the grant costs no further read.  The proxy keeps the look from the
+ * server until the holder has left. */
+#define OP_GETDATA 4
+START_TEST(predecessor_gone_before_the_look) {
+  if (!single_server()) return;
+  char root[128];
+  it_root(root, sizeof root, "gone-first");
+  it_proxy_t *x = it_proxy_start();
+  zkl_session_t *s = via(x, 10000), *d = it_session();
+  zkl_mutex_t *m = it_mutex(s, root), *dm = it_mutex(d, root);
+  ck_assert_int_eq(zkl_mutex_lock(dm), 0);
+  uint64_t held_token = 0;
+  ck_assert_int_eq(zkl_mutex_token(dm, &held_token), 0);
+  zkl_session_stats_t st0, st1;
+  ck_assert_int_eq(zkl_session_stats(s, &st0, sizeof st0), 0);
+  it_proxy_hold_at(x, OP_GETDATA);
+  struct taker t = {m, -1, -1, 0, 0, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, take_main, &t);
+  for (int i = 0; i < 500 && !it_proxy_holding(x); i++) it_sleep_ms(10);
+  ck_assert_msg(it_proxy_holding(x), "the waiter never looked");
+  ck_assert(it_wait_children(d, root, 2, 5000));
+  ck_assert_int_eq(zkl_mutex_unlock(dm), 0); /* gone before the look */
+  ck_assert(it_wait_children(d, root, 1, 5000));
+  ck_assert_int_eq(__atomic_load_n(&t.at, __ATOMIC_SEQ_CST), 0);
+  it_proxy_release(x);
+  while (__atomic_load_n(&t.at, __ATOMIC_SEQ_CST) == 0) it_sleep_ms(5);
+  ck_assert_int_eq(t.rc, 0);
+  ck_assert_uint_gt(t.token, held_token);
+  ck_assert_int_eq(zkl_session_stats(s, &st1, sizeof st1), 0);
+  /* the listing, the look and our node's exists: nothing more */
+  ck_assert_uint_eq(st1.children - st0.children, 1);
+  ck_assert_uint_eq(st1.gets - st0.gets, 1);
+  ck_assert_uint_eq(st1.exists - st0.exists, 1);
+  ck_assert_uint_eq(st1.grants - st0.grants, 1);
+  ck_assert_int_eq(zkl_mutex_trylock(dm), ZKL_EBUSY);
   __atomic_store_n(&t.release, 1, __ATOMIC_SEQ_CST);
   pthread_join(th, NULL);
   ck_assert_int_eq(t.unlock_rc, 0);
@@ -299,6 +352,7 @@ Suite *proxy_suite(void) {
   TCase *tc = it_tcase("exact-moment");
   tcase_add_test(tc, create_reply_lost);
   tcase_add_test(tc, release_reply_lost);
+  tcase_add_test(tc, predecessor_gone_before_the_look);
   suite_add_tcase(su, tc);
   tc = it_tcase("partitions");
   tcase_add_test(tc, short_partition_keeps_the_hold);

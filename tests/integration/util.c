@@ -237,6 +237,20 @@ char *it_4lw(const char *word) {
   return out;
 }
 
+char *it_watches_left(const char *root, int within_ms) {
+  int64_t end = it_now_ms() + within_ms;
+  for (;;) {
+    char *out = it_4lw("wchc");
+    if (strstr(out, root) == NULL) {
+      free(out);
+      return NULL;
+    }
+    if (it_now_ms() >= end) return out;
+    free(out);
+    it_sleep_ms(20);
+  }
+}
+
 static void quiet(const char *message) { (void)message; }
 
 /* Context for the second handle's connection. */
