@@ -1462,9 +1462,12 @@ static int op_wait_turn(zkl__op_t *o) {
       /* a node of a kind that marks its release went unmarked: read our
        * own node before any grant (below); a kind that never marks
        * (latch, kazoo, ...) leaves that way at every handoff, and the
-       * watch on our own node stands as before */
-      /* (not when the look that found it gone was answered before the
-       * one that found our node: that answer is the read) */
+       * watch on our own node stands as before.  Not needed when our
+       * look found it gone already and the exists sent behind that look
+       * found our node: answered after it, that answer is the read.  (A
+       * `went` set earlier stays: a departure told by an event moves no
+       * answer's zxid, so a later read could come from a lagging server
+       * that has not seen it yet.) */
       if (zkl__kind_marks_release(q->lower[o->idx].kind) && !o->self_after)
         o->went = 1;
       queue_drop(q, (size_t)o->idx, 1);
