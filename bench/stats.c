@@ -182,7 +182,8 @@ void results_free(void) {
 
 /* ---- merging another run's rows ------------------------------------------------- */
 
-/* Splits a CSV line (no quoting: our fields never hold commas) in place. */
+/* Splits a CSV line (no quoting: our fields never hold commas, see
+ * csv_text) in place. */
 static int split_csv(char *line, char **f, int max) {
   int n = 0;
   line[strcspn(line, "\r\n")] = '\0';
@@ -322,6 +323,11 @@ static void csv_num(FILE *f, double v) {
   if (!isnan(v)) fprintf(f, "%.6g", v);
 }
 
+/* A text field: our CSV has no quoting, so a comma becomes ';'. */
+static void csv_text(FILE *f, const char *s) {
+  for (; *s != '\0'; s++) fputc(*s == ',' ? ';' : *s, f);
+}
+
 int results_write_csv(const char *path, const char *config) {
   FILE *f = fopen(path, "w");
   if (f == NULL) {
@@ -343,7 +349,9 @@ int results_write_csv(const char *path, const char *config) {
   }
   for (size_t i = 0; i < n_targets; i++) {
     const target_t *t = &targets[i];
-    fprintf(f, "%s,t,%s,,,%s,,", config, t->scenario, t->what);
+    fprintf(f, "%s,t,%s,,,", config, t->scenario);
+    csv_text(f, t->what);
+    fputs(",,", f);
     csv_num(f, t->measured);
     fprintf(f, ",,,,%s%g,%s\n", t->cmp == CMP_LE ? "<=" : ">=", t->limit,
             verdict_name(verdict(t)));
