@@ -412,7 +412,7 @@ struct zkl__op {
   ptrdiff_t idx;
   int self, left, turn_rc, watch_rc, wzrc, wsrc;
   int went;                 /* a blocker went without a release mark    */
-  int wordered;             /* wzrc answered before wsrc (a getData)     */
+  int gone_first;           /* the getData found the target gone         */
   int self_after;           /* our node seen after the blocker was gone  */
   unsigned w_epoch;
   /* hold_turn: the epoch it started from; owned: whether to look even
@@ -1278,7 +1278,7 @@ static void drop_child_watch(zkl__contender_t *c, const char *name) {
  * trip, an exists watch on our own node (o->k2, for the caller to wait
  * for): the server answers a session's requests in order, so an answer
  * about our node comes from after the look at the predecessor
- * (o->wordered says the look was that getData).  A predecessor whose ACL
+ * (o->gone_first: that getData found it gone).  A predecessor whose ACL
  * refuses us READ is watched with exists instead, whose watch on a missing
  * node must then be withdrawn. */
 static int op_arm_watch(zkl__op_t *o, const char *name) {
@@ -1294,9 +1294,8 @@ static int op_arm_watch(zkl__op_t *o, const char *name) {
   PT_AWAIT(o, pt, zkl__zcall_ready(o->k) || zkl__now_ns() >= c->dl, c->dl);
   o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, NULL);
   o->k = NULL;
-  o->wordered = 1;
-  if (o->wzrc == ZNOAUTH) {
-    o->wordered = 0; /* this look comes after ours */
+  o->gone_first = o->wzrc == ZNONODE;
+  if (o->wzrc == ZNOAUTH) { /* (this look comes after ours) */
     PT_REQUEST(o, pt, o->k, zkl__zk_exists_send(c->s, target, 1));
     o->wzrc = zkl__zk_exists_wait(o->k, c->dl, NULL);
     o->k = NULL;
@@ -1324,7 +1323,7 @@ static int op_watch_and_wait(zkl__op_t *o, const char *name) {
   pt_t *pt = &o->pt_watch;
   PT_BEGIN(pt);
   o->self = -1;
-  o->self_after = 0;
+  o->self_after = o->gone_first = 0;
   /* no request into a dead connection */
   PT_CALL(pt, o->watch_rc, op_await_connected(o, o->deadline, op_cancel(o)));
   if (o->watch_rc != 0) PT_RETURN(pt, o->watch_rc);
@@ -1368,7 +1367,7 @@ static int op_watch_and_wait(zkl__op_t *o, const char *name) {
             : o->wsrc == ZOK && !o->self_fired ? 1
                                                 : -1;
   /* the predecessor was found gone, and our node there after that */
-  o->self_after = o->self == 1 && o->wzrc == ZNONODE && o->wordered;
+  o->self_after = o->self == 1 && o->gone_first;
   if (o->self == 0) { /* our node is gone: no use watching for our turn */
     if (o->wzrc == ZOK) drop_child_watch(c, name);
     PT_RETURN(pt, 0);
