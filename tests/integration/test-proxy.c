@@ -24,6 +24,17 @@ static zkl_session_t *via(it_proxy_t *x, int timeout_ms) {
   return it_session_at(hosts, timeout_ms);
 }
 
+/* The end of a test with a mutex through the proxy (m on s) and one beside
+ * it (dm on d). */
+static void end_pair(it_proxy_t *x, zkl_session_t *s, zkl_mutex_t *m,
+                     zkl_session_t *d, zkl_mutex_t *dm) {
+  zkl_mutex_destroy(m);
+  zkl_mutex_destroy(dm);
+  zkl_session_close(s);
+  zkl_session_close(d);
+  it_proxy_stop(x);
+}
+
 /* The create is applied but its reply is lost: zkl finds its node again
  * by uuid; never a second node, never an orphan. */
 START_TEST(create_reply_lost) {
@@ -45,11 +56,7 @@ START_TEST(create_reply_lost) {
   ck_assert_int_eq(it_children(d, root, NULL), 0);
   ck_assert_int_eq(zkl_mutex_trylock(dm), 0);
   ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
-  zkl_mutex_destroy(m);
-  zkl_mutex_destroy(dm);
-  zkl_session_close(s);
-  zkl_session_close(d);
-  it_proxy_stop(x);
+  end_pair(x, s, m, d, dm);
 }
 END_TEST
 
@@ -113,11 +120,7 @@ START_TEST(short_partition_keeps_the_hold) {
   ck_assert_int_eq(zkl_mutex_unlock(m), 0);
   ck_assert_int_eq(zkl_mutex_trylock(dm), 0);
   ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
-  zkl_mutex_destroy(m);
-  zkl_mutex_destroy(dm);
-  zkl_session_close(s);
-  zkl_session_close(d);
-  it_proxy_stop(x);
+  end_pair(x, s, m, d, dm);
 }
 END_TEST
 
@@ -141,6 +144,15 @@ static void *take_main(void *arg) {
   while (!__atomic_load_n(&t->release, __ATOMIC_SEQ_CST)) it_sleep_ms(5);
   t->unlock_rc = zkl_mutex_unlock(t->m);
   return NULL;
+}
+
+/* Lets the taker unlock, and checks that it did and left no node. */
+static void taker_end(struct taker *t, pthread_t th, zkl_session_t *d,
+                      const char *root) {
+  __atomic_store_n(&t->release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(t->unlock_rc, 0);
+  ck_assert(it_wait_children(d, root, 0, 5000));
 }
 
 START_TEST(long_partition_hands_over) {
@@ -168,15 +180,8 @@ START_TEST(long_partition_hands_over) {
   it_proxy_blackhole(x, 0);
   ck_assert_int_eq(zkl_mutex_unlock(m), ZKL_ELOST);
   ck_assert_int_eq(it_children(d, root, NULL), 1); /* the new holder only */
-  __atomic_store_n(&t.release, 1, __ATOMIC_SEQ_CST);
-  pthread_join(th, NULL);
-  ck_assert_int_eq(t.unlock_rc, 0);
-  ck_assert(it_wait_children(d, root, 0, 5000));
-  zkl_mutex_destroy(m);
-  zkl_mutex_destroy(dm);
-  zkl_session_close(s);
-  zkl_session_close(d);
-  it_proxy_stop(x);
+  taker_end(&t, th, d, root);
+  end_pair(x, s, m, d, dm);
 }
 END_TEST
 
@@ -219,15 +224,8 @@ START_TEST(predecessor_gone_before_the_look) {
   ck_assert_uint_eq(st1.exists - st0.exists, 1);
   ck_assert_uint_eq(st1.grants - st0.grants, 1);
   ck_assert_int_eq(zkl_mutex_trylock(dm), ZKL_EBUSY);
-  __atomic_store_n(&t.release, 1, __ATOMIC_SEQ_CST);
-  pthread_join(th, NULL);
-  ck_assert_int_eq(t.unlock_rc, 0);
-  ck_assert(it_wait_children(d, root, 0, 5000));
-  zkl_mutex_destroy(m);
-  zkl_mutex_destroy(dm);
-  zkl_session_close(s);
-  zkl_session_close(d);
-  it_proxy_stop(x);
+  taker_end(&t, th, d, root);
+  end_pair(x, s, m, d, dm);
 }
 END_TEST
 
