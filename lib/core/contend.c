@@ -350,7 +350,7 @@ static void drop_watch(zkl__contender_t *c, const char *path) {
 #define PT_REQUEST(o, pt, k, send)                                    \
   do {                                                                \
     (k) = (send);                                                     \
-    zkl__zcall_notify((k), op_post, (o));                             \
+    op_notify((o), (k));                                              \
     PT_AWAIT(o, pt, zkl__zcall_ready(k) || zkl__now_ns() >= (o)->c->dl, \
              (o)->c->dl);                                             \
   } while (0)
@@ -392,6 +392,7 @@ struct zkl__op {
    * through the engine on the way to the grant): posts wake it here.
    * NULL: the engine runs it. */
   struct op_wait *sync;
+  atomic_int posting;       /* answers' posts under way (op_notify)     */
   woke_t why;               /* what ended the last wait                 */
   int fired, fired_type, self_fired; /* the waiter, read as it ended   */
   /* the acquisition */
@@ -443,6 +444,14 @@ static int op_nowait(const zkl__op_t *o) {
 }
 
 static void op_wait_poke(struct op_wait *w);
+static void op_post(void *arg);
+
+/* o's run goes on once k's answer is in.  The post comes after the
+ * record's lock is released (the woken thread's first look at k would
+ * otherwise wait for it); o->posting keeps o alive meanwhile. */
+static void op_notify(zkl__op_t *o, zkl__zcall_t *k) {
+  zkl__zcall_notify_busy(k, op_post, o, &o->posting);
+}
 
 /* Posts o to whoever runs it: its engine, or the thread of the blocking
  * call it belongs to (a request's answer is in, a watch fired...). */
@@ -1019,8 +1028,8 @@ static int op_create_node(zkl__op_t *o) {
     o->kl = o->tries == 0 && o->k != NULL && o->sync != NULL && !o->probe
                 ? zkl__zk_children_send(c->s, c->root, 0)
                 : NULL;
-    zkl__zcall_notify(o->k, op_post, o);
-    if (o->kl != NULL) zkl__zcall_notify(o->kl, op_post, o);
+    op_notify(o, o->k);
+    if (o->kl != NULL) op_notify(o, o->kl);
     PT_AWAIT(o, pt,
              (zkl__zcall_ready(o->k) &&
               (o->lst == NULL || o->lst->state == LST_DONE) &&
@@ -1288,9 +1297,9 @@ static int op_arm_watch(zkl__op_t *o, const char *name) {
   const char *target = child_path(c, name, buf, sizeof buf);
   PT_BEGIN(pt);
   o->k = zkl__zk_get_send(c->s, target, 1);
-  zkl__zcall_notify(o->k, op_post, o);
+  op_notify(o, o->k);
   o->k2 = zkl__zk_exists_send(c->s, c->node, 1);
-  zkl__zcall_notify(o->k2, op_post, o);
+  op_notify(o, o->k2);
   PT_AWAIT(o, pt, zkl__zcall_ready(o->k) || zkl__now_ns() >= c->dl, c->dl);
   o->wzrc = zkl__zk_get_wait(o->k, c->dl, NULL, NULL, NULL);
   o->k = NULL;
@@ -1666,7 +1675,7 @@ static int op_hold(zkl__op_t *o) {
     o->w_epoch = zkl__session_epoch(c->s);
     zkl__session_unlock(c->s);
     o->k = zkl__zk_exists_send(c->s, c->node, 1);
-    zkl__zcall_notify(o->k, op_post, o);
+    op_notify(o, o->k);
     /* a cancel does not wait for the answer (nor a session change) */
     PT_AWAIT(o, pt,
              zkl__zcall_ready(o->k) || canceled(c, op_cancel(o)) ||
@@ -1718,7 +1727,7 @@ static int op_hold_turn(zkl__op_t *o) {
   o->self = zkl__session_health(c->s);
   if (o->self == 0) {
     o->k = zkl__zk_exists_send(c->s, c->node, 1);
-    zkl__zcall_notify(o->k, op_post, o);
+    op_notify(o, o->k);
     PT_AWAIT(o, pt,
              zkl__zcall_ready(o->k) || canceled(c, op_cancel(o)) ||
                  epoch_now(c->s) != o->epoch0,
@@ -1854,6 +1863,9 @@ static int op_step(zkl__op_t *o) {
  * another. */
 static void op_end(zkl__op_t *o, int rc) {
   zkl__contender_t *c = o->c;
+  /* an answer's post may still be on its way to o (op_notify): it must
+   * land before the engine forgets o, or it would queue o again after */
+  zkl__zcall_busy_wait(&o->posting);
   if (o->what == OP_ACQUIRE) zkl__stats_acquire_end(c->s, rc, o->started_ns);
   zkl__session_lock(c->s);
   zkl__waiter_unregister(c->s, &c->w);
@@ -1956,11 +1968,15 @@ struct op_wait {
   int posted;
 };
 
+/* The signal goes after the unlock, so that the woken caller does not
+ * sleep again on w->mu.  w stays alive meanwhile: a poster holds the
+ * session's lock (op_end takes it) or counts in o->posting (op_end waits
+ * for it), and both come before the caller destroys w. */
 static void op_wait_poke(struct op_wait *w) {
   pthread_mutex_lock(&w->mu);
   w->posted = 1;
-  pthread_cond_signal(&w->cv);
   pthread_mutex_unlock(&w->mu);
+  pthread_cond_signal(&w->cv);
 }
 
 static int op_run_sync_step(zkl__contender_t *c, int what, zkl__step_fn step,
@@ -2155,7 +2171,7 @@ int zkl__op_start(zkl__contender_t *c, zkl__step_fn step, void *ctx,
 void zkl__op_sleep(zkl__op_t *o, int64_t when) { o->wake_at = when; }
 
 void zkl__op_notify(zkl__op_t *o, zkl__zcall_t *k) {
-  zkl__zcall_notify(k, op_post, o);
+  op_notify(o, k);
 }
 
 int64_t zkl__op_deadline(const zkl__op_t *o) { return o->deadline; }

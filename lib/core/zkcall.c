@@ -11,6 +11,7 @@
  * only copy the answer and signal.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
@@ -23,7 +24,8 @@ struct zcall {
   zkl__inflight_t link; /* first: the session's discard casts back */
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int refs, done, rc;
+  int refs, rc;
+  atomic_int done; /* set under mu; read without it by _ready() */
   zkl_session_t *s;
   struct Stat st;
   int have_st;
@@ -40,6 +42,7 @@ struct zcall {
   int mcount;
   void (*notify)(void *); /* an operation on the engine waits for it */
   void *notify_arg;
+  atomic_int *notify_busy; /* not NULL: notify runs after the unlock */
 };
 
 static void zcall_free(struct zcall *k) {
@@ -60,44 +63,85 @@ static void zcall_unref(struct zcall *k) {
   if (last) zcall_free(k);
 }
 
-/* With k->mu held: the answer is in. */
-static void zcall_done_locked(struct zcall *k, int rc) {
+/* A notification taken out of a record whose answer is in, to be run once
+ * the record's lock is gone (zcall_post_run). */
+typedef struct {
+  void (*fn)(void *);
+  void *arg;
+  atomic_int *busy;
+} zcall_post_t;
+
+/* With k->mu held: the answer is in.  A notification registered with a
+ * busy count is handed back in *post, to run after the unlock: whoever
+ * it wakes then finds the record's lock free, instead of waking only to
+ * sleep on it again while this thread still holds it.  The busy count
+ * keeps the notification's target alive until it has run (its owner waits
+ * for the count to drop before freeing it).  One without a busy count
+ * runs here, under the lock, as it always did. */
+static void zcall_done_locked(struct zcall *k, int rc, zcall_post_t *post) {
   k->rc = rc;
-  k->done = 1;
+  atomic_store(&k->done, 1);
   pthread_cond_signal(&k->cv);
-  if (k->notify != NULL) k->notify(k->notify_arg); /* only posts */
+  post->fn = NULL;
+  if (k->notify != NULL && k->notify_busy != NULL) {
+    atomic_fetch_add(k->notify_busy, 1);
+    *post = (zcall_post_t){k->notify, k->notify_arg, k->notify_busy};
+  } else if (k->notify != NULL) {
+    k->notify(k->notify_arg); /* only posts */
+  }
   k->notify = NULL;
+  k->notify_busy = NULL;
+}
+
+/* Runs what zcall_done_locked() handed back, with no lock of the record's
+ * held; the target may go once the busy count has dropped. */
+static void zcall_post_run(const zcall_post_t *post) {
+  if (post->fn == NULL) return;
+  post->fn(post->arg);
+  atomic_fetch_sub_explicit(post->busy, 1, memory_order_release);
 }
 
 void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg) {
+  zkl__zcall_notify_busy(k, fn, arg, NULL);
+}
+
+void zkl__zcall_notify_busy(zkl__zcall_t *k, void (*fn)(void *), void *arg,
+                            atomic_int *busy) {
   if (k == NULL) {
     fn(arg);
     return;
   }
   pthread_mutex_lock(&k->mu);
-  if (k->done) fn(arg);
+  if (atomic_load(&k->done)) fn(arg);
   else {
     k->notify = fn;
     k->notify_arg = arg;
+    k->notify_busy = busy;
   }
   pthread_mutex_unlock(&k->mu);
 }
 
 int zkl__zcall_ready(zkl__zcall_t *k) {
-  if (k == NULL) return 1;
-  pthread_mutex_lock(&k->mu);
-  int done = k->done;
-  pthread_mutex_unlock(&k->mu);
-  return done;
+  /* no lock: a caller woken by the answer finds it without waiting for
+   * the completion thread to let the record go */
+  return k == NULL || atomic_load(&k->done);
+}
+
+void zkl__zcall_busy_wait(atomic_int *busy) {
+  while (atomic_load_explicit(busy, memory_order_acquire) != 0)
+    sched_yield(); /* a notification is between the unlock and its end */
 }
 
 /* The handle was closed before the answer came: the request failed. */
 static void zcall_discard(zkl__inflight_t *op) {
   struct zcall *k = (struct zcall *)op;
+  zcall_post_t post;
   pthread_mutex_lock(&k->mu);
-  zcall_done_locked(k, ZCLOSING);
+  zcall_done_locked(k, ZCLOSING, &post);
+  int last = --k->refs == 0;
   pthread_mutex_unlock(&k->mu);
-  zcall_unref(k);
+  zcall_post_run(&post);
+  if (last) zcall_free(k);
 }
 
 static struct zcall *zcall_new(zkl_session_t *s) {
@@ -126,10 +170,12 @@ static void zcall_sent(struct zcall *k, int zrc) {
   if (zrc != ZOK) zkl__inflight_remove(k->s, &k->link);
   zkl__zh_unpin(k->s);
   if (zrc == ZOK) return;
+  zcall_post_t post;
   pthread_mutex_lock(&k->mu);
   k->refs--;
-  zcall_done_locked(k, zrc);
+  zcall_done_locked(k, zrc, &post);
   pthread_mutex_unlock(&k->mu);
+  zcall_post_run(&post);
 }
 
 /* Waits for the answer until the deadline.  The answer's code, or
@@ -141,6 +187,7 @@ static int zcall_wait(struct zcall *k, int64_t deadline) {
   }
   if (!k->done) {
     k->notify = NULL; /* its waiter gave up: the answer is nobody's */
+    k->notify_busy = NULL;
     pthread_mutex_unlock(&k->mu);
     return ZKL__ZTIMEDOUT;
   }
@@ -149,21 +196,30 @@ static int zcall_wait(struct zcall *k, int64_t deadline) {
 
 /* Releases the caller's hold after zcall_wait(). */
 static void zcall_end(struct zcall *k, int zrc) {
-  if (zrc != ZKL__ZTIMEDOUT) pthread_mutex_unlock(&k->mu);
-  zcall_unref(k);
+  if (zrc == ZKL__ZTIMEDOUT) {
+    zcall_unref(k);
+    return;
+  }
+  int last = --k->refs == 0; /* k->mu is still held */
+  pthread_mutex_unlock(&k->mu);
+  if (last) zcall_free(k);
 }
 
-/* The common ending of a completion. */
+/* The common ending of a completion: the answer in and the completion's
+ * reference dropped in one hold of the lock, the waiter woken after it. */
 static void zcall_complete(struct zcall *k, int rc, const struct Stat *st) {
   zkl__inflight_remove(k->s, &k->link);
+  zcall_post_t post;
   pthread_mutex_lock(&k->mu);
   if (st != NULL) {
     k->st = *st;
     k->have_st = 1;
   }
-  zcall_done_locked(k, rc);
+  zcall_done_locked(k, rc, &post);
+  int last = --k->refs == 0;
   pthread_mutex_unlock(&k->mu);
-  zcall_unref(k);
+  zcall_post_run(&post);
+  if (last) zcall_free(k);
 }
 
 /* ---- completions -------------------------------------------------------- */
