@@ -130,7 +130,11 @@ public class CuratorBench {
   static Map<String, Double> overhead;
 
   static String fourLetters(String word) throws Exception {
-    String first = hosts.split(",")[0].split("/")[0];
+    // ZKL_BENCH_SERVERS: the servers, when the clients connect to only some
+    // of them (run-bench.sh's ensemble: the followers)
+    String servers = System.getenv("ZKL_BENCH_SERVERS");
+    if (servers == null || servers.isEmpty()) servers = hosts;
+    String first = servers.split(",")[0].split("/")[0];
     int colon = first.lastIndexOf(':');
     try (Socket s = new Socket()) {
       s.connect(new InetSocketAddress(first.substring(0, colon),

@@ -105,6 +105,9 @@ def now_ns():
 # ---- the server's counters (as bench/server.c) ---------------------------
 
 def four_letters(hosts, word):
+    # ZKL_BENCH_SERVERS: the servers, when the clients connect to only some
+    # of them (run-bench.sh's ensemble: the followers)
+    hosts = os.environ.get("ZKL_BENCH_SERVERS") or hosts
     host, port = hosts.split(",")[0].split("/")[0].rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=2) as s:
         s.sendall(word.encode())

@@ -11,11 +11,13 @@
 #   fsync     one server, forceSync=yes: every transaction is fsync'ed
 #             (ZooKeeper's default)
 #   nosync    one server, forceSync=no: the harness's default for tests
-#   ensemble  three servers (forceSync=yes), the clients spread over them:
-#             writes go through the leader, reads are served by the server
-#             a client is connected to; scenarios 1, 3 and 14 only, the
-#             server rows summed over the three (every server fsyncs every
-#             transaction)
+#   ensemble  three servers (forceSync=yes), the clients spread over the
+#             two followers (the leader's address is not given to them):
+#             writes go through the leader, reads are served by the
+#             follower a client is connected to; scenarios 1, 3 and 14
+#             only, the server rows summed over the three (every server
+#             fsyncs every transaction; ZKL_BENCH_SERVERS names them to the
+#             bench programs)
 # and runs, against them, bench/kazoo_bench.py (scenarios 1, 3, 6,
 # 9 to 14 with Debian's python3-kazoo, /usr/bin/python3) and then
 # zkl-bench, which merges kazoo's rows into its table, CSV and targets
@@ -145,7 +147,28 @@ for config in $configs; do
         ZKH_EXTRA_CFG=$cfg zkh_start_standalone "$zkdir"
     fi
     hosts=$ZKH_HOSTS
-    printf '%s: %s: ZooKeeper on %s (%s), data in %s\n' "$me" "$config" "$hosts" "$cfg" "$zkdir"
+    unset ZKL_BENCH_SERVERS
+    if [[ $config == ensemble ]]; then
+        # the clients connect to the two followers only: a single session
+        # (S1, S14) would otherwise land on the leader in one run and on a
+        # follower in the next, and compare a write that goes through the
+        # leader with one made on it; the counters still come from all three
+        followers=()
+        IFS=, read -ra members <<<"$ZKH_HOSTS"
+        for hp in "${members[@]}"; do
+            if [[ $(zkh_mode "$hp" || true) == follower ]]; then followers+=("$hp"); fi
+        done
+        if ((${#followers[@]} != 2)); then
+            printf '%s: ensemble: %s followers among %s, not 2\n' "$me" "${#followers[@]}" "$ZKH_HOSTS" >&2
+            zkh_stop "$zkdir"
+            zkdir=
+            status=1
+            continue
+        fi
+        hosts=$(IFS=,; printf '%s' "${followers[*]}")
+        export ZKL_BENCH_SERVERS=$ZKH_HOSTS
+    fi
+    printf '%s: %s: ZooKeeper on %s (%s), data in %s; clients on %s\n' "$me" "$config" "$ZKH_HOSTS" "$cfg" "$zkdir" "$hosts"
     kcsv=$out/kazoo-$config.csv
     merge=()
     rm -f -- "$kcsv"
@@ -167,7 +190,7 @@ for config in $configs; do
         status=1
     fi
     cat -- "$out/table-$config.txt"
-    fsyncs=$(mntr_value "${hosts%%,*}" zk_cnt_fsynctime)
+    fsyncs=$(mntr_value "${ZKH_HOSTS%%,*}" zk_cnt_fsynctime)
     printf '%s: %s: the server fsync-ed %s times\n' "$me" "$config" "${fsyncs:-?}" |
         tee -a "$out/table-$config.txt"
     if [[ $config != nosync && ${fsyncs:-0} == 0 ]] || [[ $config == nosync && ${fsyncs:-0} != 0 ]]; then

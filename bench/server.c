@@ -130,7 +130,16 @@ static int host_count(const char *hosts) {
   return n;
 }
 
+/* The servers to sample: ZKL_BENCH_SERVERS when set (run-bench.sh's
+ * ensemble connects the clients to the followers only, and samples all
+ * three), else the clients' own hosts. */
+static const char *servers_of(const char *hosts) {
+  const char *env = getenv("ZKL_BENCH_SERVERS");
+  return env != NULL && *env != '\0' ? env : hosts;
+}
+
 int srv_sample(const char *hosts, srv_counters_t *out) {
+  hosts = servers_of(hosts);
   if (sample_one(hosts, 0, out) != 0) return -1;
   srv_counters_t one;
   for (int i = 1, n = host_count(hosts); i < n; i++) {
@@ -241,6 +250,7 @@ static int watchers_on(char *w, const char *path, int64_t except) {
 
 /* Summed over the servers: a session's watches sit on its own server. */
 int srv_watchers(const char *hosts, const char *path, int64_t except) {
+  hosts = servers_of(hosts);
   int total = 0;
   for (int i = 0, n = host_count(hosts); i < n; i++) {
     char *w = four_letters(hosts, i, "wchp");

@@ -124,6 +124,8 @@ static void usage(FILE *f) {
   fprintf(f,
 "usage: zkl-bench [options]\n"
 "  -s, --hosts HOSTS     ZooKeeper (default $ZKL_TEST_HOSTS, else 127.0.0.1:2181)\n"
+"                        ($ZKL_BENCH_SERVERS, when set: the servers whose\n"
+"                        counters are read, if not those of HOSTS)\n"
 "  -q, --quick           a smoke run of a few seconds: every scenario, small\n"
 "      --only LIST       scenarios to run, e.g. 1,3,6 (default all: 1-14)\n"
 "      --iters N         S1/S2 operations per variant (default 1000)\n"
