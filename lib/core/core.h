@@ -330,15 +330,18 @@ zkl__stats_t *zkl__session_stats(zkl_session_t *s);
 const char *zkl__session_hosts(zkl_session_t *s);
 
 /* ---- the counters' file (export.c) ------------------------------------ */
-typedef struct zkl__export zkl__export_t;
-/* Takes the session's export away (NULL: none), under its lock. */
-zkl__export_t *zkl__session_export_take(zkl_session_t *s);
-/* Makes x the session's export (it has none): 0, or -1 when the session
- * is closing (x is not taken). */
-int zkl__session_export_set(zkl_session_t *s, zkl__export_t *x);
-/* Ends an export: its thread joined, its file removed, x freed.  NULL: a
- * no-op. */
-void zkl__export_stop(zkl__export_t *x);
+/* export.c sits above the session: the session holds its export only as a
+ * stop hook, stop(arg), which ends it (its thread joined, its file
+ * removed, arg freed) and is called with no lock held. */
+typedef void zkl__stop_fn(void *arg);
+/* Makes stop(arg) the session's export (it has none), under its lock: 0,
+ * or -1 when the session is closing or already has one (nothing kept: the
+ * caller still owns arg and ends it). */
+int zkl__session_export_set(zkl_session_t *s, zkl__stop_fn *stop, void *arg);
+/* Takes the session's export away under its lock and ends it (its hook
+ * called unlocked, before this returns); none: a no-op.  Afterwards the
+ * session has no export. */
+void zkl__session_export_end(zkl_session_t *s);
 static inline void zkl__count(atomic_uint_least64_t *c) {
   atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }

@@ -19,6 +19,9 @@
 
 #include "core/core.h"
 
+/* One export: the session holds it as a stop hook (export_stop, x), set
+ * once its thread runs. */
+typedef struct zkl__export zkl__export_t;
 struct zkl__export {
   zkl_session_t *s;
   char *path, *tmp;         /* the file (absolute), and where it is
@@ -275,8 +278,11 @@ static char *absolute(const char *path) {
   return abs;
 }
 
-void zkl__export_stop(zkl__export_t *x) {
-  if (x == NULL) return;
+/* Ends an export (arg): its thread joined, its file removed, arg freed.
+ * The session's stop hook (zkl__session_export_set), called with no lock
+ * held; it cannot fail. */
+static void export_stop(void *arg) {
+  zkl__export_t *x = arg;
   pthread_mutex_lock(&x->mu);
   x->stop = 1;
   pthread_cond_signal(&x->cv);
@@ -346,9 +352,9 @@ static int export_start(zkl_session_t *s, const char *path,
     export_free(x);
     return zkl__fail(ZKL_ESYSTEM, "cannot start the export's thread");
   }
-  if (zkl__session_export_set(s, x) != 0) {
+  if (zkl__session_export_set(s, export_stop, x) != 0) {
     /* zkl_session_close() has begun meanwhile (a callback called us) */
-    zkl__export_stop(x);
+    export_stop(x);
     return zkl__fail(ZKL_EINVAL, "the session is closing");
   }
   return 0;
@@ -369,7 +375,7 @@ int zkl_session_stats_export(zkl_session_t *s, const char *path,
    * new one writes, even to the same file */
   static pthread_mutex_t calls = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&calls);
-  zkl__export_stop(zkl__session_export_take(s));
+  zkl__session_export_end(s);
   int rc = path != NULL ? export_start(s, path, interval_ms) : 0;
   pthread_mutex_unlock(&calls);
   return rc;

@@ -73,7 +73,11 @@ struct zkl_session {
   zkl__dispatch_t *dq;      /* completions for zkl_session_dispatch()   */
   int state_in_dispatch;    /* on_state runs from zkl_session_dispatch() */
   zkl__stats_t stats;       /* zkl_session_stats(); atomics, no lock    */
-  zkl__export_t *export;    /* zkl_session_stats_export(), or NULL      */
+  /* zkl_session_stats_export()'s export as a stop hook export.c gave it
+   * (session.c sits below export.c and never names it): NULL, or
+   * export_stop(export_arg) ends it */
+  zkl__stop_fn *export_stop;
+  void *export_arg;
 };
 
 void zkl_session_opts_init(zkl_session_opts_t *o) {
@@ -791,7 +795,7 @@ static void threads_stop(zkl_session_t *s);
 
 static void session_free(zkl_session_t *s) {
   threads_stop(s);
-  zkl__export_stop(zkl__session_export_take(s));
+  zkl__session_export_end(s);
   if (s->zh != NULL) zookeeper_close(s->zh); /* joins ZooKeeper's threads */
   /* completions still pending at close never run: discard their state */
   while (s->inflight != NULL) {
@@ -980,7 +984,7 @@ void zkl_session_close(zkl_session_t *s) {
   /* the threads first: once stopping is set no callback can start an
    * export, then the one running ends (its file goes) */
   threads_stop(s);
-  zkl__export_stop(zkl__session_export_take(s));
+  zkl__session_export_end(s);
   pthread_mutex_lock(&s->mu);
   s->state = ZKL_SESSION_CLOSED;
   s->epoch++;
@@ -1039,19 +1043,26 @@ zkl__stats_t *zkl__session_stats(zkl_session_t *s) { return &s->stats; }
 
 const char *zkl__session_hosts(zkl_session_t *s) { return s->hosts; }
 
-zkl__export_t *zkl__session_export_take(zkl_session_t *s) {
+void zkl__session_export_end(zkl_session_t *s) {
   pthread_mutex_lock(&s->mu);
-  zkl__export_t *x = s->export;
-  s->export = NULL;
+  zkl__stop_fn *stop = s->export_stop;
+  void *arg = s->export_arg;
+  s->export_stop = NULL;
+  s->export_arg = NULL;
   pthread_mutex_unlock(&s->mu);
-  return x;
+  /* unlocked: the hook joins a thread that takes s->mu to read the state */
+  if (stop != NULL) stop(arg);
 }
 
-int zkl__session_export_set(zkl_session_t *s, zkl__export_t *x) {
+int zkl__session_export_set(zkl_session_t *s, zkl__stop_fn *stop,
+                            void *arg) {
   pthread_mutex_lock(&s->mu);
   /* once close has begun (stopping), nothing may outlive it */
-  int ok = !s->stopping && s->export == NULL;
-  if (ok) s->export = x;
+  int ok = !s->stopping && s->export_stop == NULL;
+  if (ok) {
+    s->export_stop = stop;
+    s->export_arg = arg;
+  }
   pthread_mutex_unlock(&s->mu);
   return ok ? 0 : -1;
 }
