@@ -3,16 +3,18 @@
 # headers, which are the source of truth:
 #   - every page renders without a warning (groff -man -ww -z, and man -l
 #     --warnings=w when man-db is there) and has the usual sections;
-#   - every ZKL_EXTERN function of include/zkl/*.h has man/NAME.3, a page or
-#     a one-line ".so man3/PAGE.3" alias whose target exists; the page names
-#     the function under NAME and shows its prototype, exactly as the header
-#     declares it, under SYNOPSIS;
+#   - every ZKL_EXTERN function of include/zkl/*.h, and every static inline
+#     zkl_* function of the header-only adapters (include/zkl/adapters/*.h),
+#     has man/NAME.3, a page or a one-line ".so man3/PAGE.3" alias whose
+#     target exists; the page names the function under NAME and shows its
+#     prototype, exactly as the header declares it, under SYNOPSIS;
 #   - every field of an options struct is described on its page, and every
 #     code of the error table is listed in zkl_errors(3) with its value and
 #     message;
 #   - every zkl_*(3) page referred to exists, every page is installed
 #     (dist_man3_MANS in man/local.mk), .TH carries the library's version;
-#   - the C code of every EXAMPLES section compiles.
+#   - the C code of every EXAMPLES section compiles (an example that
+#     includes an event loop's header not installed here is skipped).
 # Skips (77) without groff, unless CI is set: then it fails.
 set -euo pipefail
 
@@ -126,6 +128,18 @@ perl -0777 -ne '
         print "$name\t$proto\n";
     }' "$incdir"/zkl/*.h >"$tmp/functions"
 [[ -s $tmp/functions ]] || bad "no ZKL_EXTERN function found in $incdir/zkl/*.h"
+# The adapters' functions are static inline (no ZKL_EXTERN): their
+# definitions, the page showing them as declarations (no "static inline",
+# a ";" for the body).  Their helpers (zkl_uv__ready...) are not API.
+perl -0777 -ne '
+    while (/^static\s+inline\s+([^;{]*?\b(zkl_\w+)\s*\([^;{]*\))\s*\{/mg) {
+        my ($proto, $name) = ($1, $2);
+        next if $name =~ /__/;
+        $proto =~ s/\s+/ /g;
+        print "$name\t$proto;\n";
+    }' "$incdir"/zkl/adapters/*.h >"$tmp/adapters"
+[[ -s $tmp/adapters ]] || bad "no static inline function found in $incdir/zkl/adapters/*.h"
+cat "$tmp/adapters" >>"$tmp/functions"
 
 # page_of NAME - the page that documents NAME (following an alias)
 page_of() {
@@ -201,6 +215,19 @@ done <<<"$listed"
 
 # ---- the examples compile
 read -r -a ccw <<<"$cc"
+# the event loops' flags, for the adapters' examples (none when absent)
+loopflags=()
+if command -v pkg-config >/dev/null 2>&1; then
+    for pc in libuv libevent; do
+        read -r -a more <<<"$(pkg-config --cflags "$pc" 2>/dev/null || true)"
+        loopflags+=(${more[@]+"${more[@]}"})
+    done
+fi
+# has_header H - the compiler finds <H>
+has_header() {
+    printf '#include <%s>\n' "$1" |
+        "${ccw[@]}" ${loopflags[@]+"${loopflags[@]}"} -fsyntax-only -x c - >/dev/null 2>&1
+}
 for name in "${pages[@]}"; do
     # each .EX/.EE block of the EXAMPLES section, rendered on its own
     awk -v dir="$tmp" -v page="$name" '
@@ -212,8 +239,16 @@ for name in "${pages[@]}"; do
     for roff in "$tmp/$name"-ex*.roff; do
         src=${roff%.roff}.c
         groff -Tascii -P-c -P-b -P-u -P-o "$roff" 2>/dev/null | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$src"
+        missing=
+        for h in uv.h event2/event.h; do
+            if grep -qx "#include <$h>" "$src" && ! has_header "$h"; then missing=$h; fi
+        done
+        if [[ -n $missing ]]; then
+            printf 'SKIP: %s.3: an example needs <%s>, not installed\n' "$name" "$missing"
+            continue
+        fi
         if "${ccw[@]}" -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
-            -I"$incdir" -fsyntax-only -x c "$src" >"$tmp/cc.out" 2>&1; then
+            -I"$incdir" ${loopflags[@]+"${loopflags[@]}"} -fsyntax-only -x c "$src" >"$tmp/cc.out" 2>&1; then
             ok
         else
             bad "$name.3: an example does not compile (${roff##*/}):"

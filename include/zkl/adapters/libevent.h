@@ -37,9 +37,11 @@ static void zkl_event__ready(evutil_socket_t fd, short what, void *arg) {
 
 /* Starts dispatching s's completions on `base`.  0; ZKL_EINVAL (NULL
  * argument); ZKL_ENOMEM (event_new failed); or ZKL_ESYSTEM (event_add
- * failed).  On failure nothing is left to undo. */
+ * failed).  On failure nothing is left to undo, and a->ev is NULL (when
+ * `a` is not): zkl_event_detach() does nothing then. */
 static inline int zkl_event_attach(zkl_event_t *a, struct event_base *base,
                                    zkl_session_t *s) {
+  if (a != NULL) a->ev = NULL;
   if (a == NULL || base == NULL || s == NULL) return ZKL_EINVAL;
   int fd = zkl_session_fd(s);
   if (fd < 0) return fd;

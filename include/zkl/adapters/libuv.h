@@ -39,8 +39,9 @@ static void zkl_uv__ready(uv_poll_t *h, int status, int events) {
 
 /* Starts dispatching s's completions on `loop`.  0; a zkl code
  * (ZKL_EINVAL: NULL argument); or libuv's negative code from
- * uv_poll_init/uv_poll_start (nothing to undo then, except after a failed
- * start: zkl_uv_detach()). */
+ * uv_poll_init/uv_poll_start.  On failure there is nothing to undo; after
+ * a libuv code, keep `a` in place until the loop has run once more (a
+ * handle whose start failed is being closed). */
 static inline int zkl_uv_attach(zkl_uv_t *a, uv_loop_t *loop,
                                 zkl_session_t *s) {
   if (a == NULL || loop == NULL || s == NULL) return ZKL_EINVAL;
@@ -50,7 +51,9 @@ static inline int zkl_uv_attach(zkl_uv_t *a, uv_loop_t *loop,
   int rc = uv_poll_init(loop, &a->poll, fd);
   if (rc != 0) return rc;
   a->poll.data = a;
-  return uv_poll_start(&a->poll, UV_READABLE, zkl_uv__ready);
+  rc = uv_poll_start(&a->poll, UV_READABLE, zkl_uv__ready);
+  if (rc != 0) uv_close((uv_handle_t *)&a->poll, NULL);
+  return rc;
 }
 
 /* Stops dispatching and closes the poll handle; on_closed (may be NULL)
