@@ -9,9 +9,11 @@
  * own, however many locks wait.  One sends a small request every fifth of
  * the session timeout to know when the server last answered, and declares
  * the session LOST once it has been silent for a whole session timeout.
- * One (the engine) moves every acquisition and release of the session's
- * recipe objects forward: a waiting lock, blocking or asynchronous, holds
- * no thread of its own.  The third delivers on_state callbacks, deletes
+ * One (the engine) moves every asynchronous call of the session's recipe
+ * objects forward (zkl_mutex_lock_async(), ...): a waiting asynchronous
+ * call holds no thread.  A blocking call runs the same steps on the
+ * caller's thread, which sleeps between them until an answer, a watch or
+ * its deadline wakes it.  The third delivers on_state callbacks, deletes
  * nodes whose deletion a caller could not wait for (connection down, or no
  * answer before the caller's deadline) once the server answers again, and
  * after LOST opens the new ZooKeeper session (option reestablish).
