@@ -4,7 +4,9 @@
  * round, never deadlock), never more than MAX held under contention, the
  * maximum from a shared count (disagreement refused, a raise lets a
  * waiter in), a lost session's leases block nobody, async forms, destroy
- * giving leases back, bad input, and kazoo's layout (ZKL_SEM_KAZOO). */
+ * giving leases back, bad input, kazoo's layout (ZKL_SEM_KAZOO), and herd
+ * freedom in both layouts (the server's watches: one watcher of the
+ * leases, each waiter watching only its predecessor, one wake a release). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -2174,6 +2176,399 @@ START_TEST(adv_mutex_shares_gate) {
 }
 END_TEST
 
+/* ==== herd freedom: one watcher of the leases, a queue in the gate ======== *
+ *
+ * Only the gate's holder watches the leases (their parent's children, and
+ * in kazoo's layout <path>'s data, the maximum); every other acquirer
+ * waits in the gate's queue watching only its predecessor's gate node.
+ * So a release wakes one acquirer, whatever the line behind it.  The
+ * server shows it: `wchp`/`wchc` list every data and exists watch by path
+ * and by session (each acquirer here has a session of its own, so its
+ * watches are its own), and child watches, which they do not list, are
+ * counted as mntr's zk_watch_count less wchs's total (data watches only);
+ * mntr's zk_sum_node_children_watch_count counts the child watchers each
+ * change of children notified. */
+
+#define HERD_W 8   /* acquirers lined up behind a full semaphore */
+#define HERD_MAX 2 /* its maximum, held by two others */
+
+/* The sum of the numbers after every `key` in text (every server's). */
+static long herd_sum(const char *text, const char *key) {
+  long sum = 0;
+  for (const char *at = text; (at = strstr(at, key)) != NULL;) {
+    at += strlen(key);
+    sum += strtol(at, NULL, 10);
+  }
+  return sum;
+}
+
+/* Child watches set on the servers now: every watch less the data and
+ * exists watches. */
+static long herd_child_watches(void) {
+  char *mntr = it_4lw("mntr"), *wchs = it_4lw("wchs");
+  long n = herd_sum(mntr, "zk_watch_count\t") -
+           herd_sum(wchs, "Total watches:");
+  free(mntr);
+  free(wchs);
+  return n;
+}
+
+/* How many child watchers changes of children have notified so far
+ * (*events: how many changes notified any). */
+static long herd_children_notified(long *events) {
+  char *mntr = it_4lw("mntr");
+  long n = herd_sum(mntr, "zk_sum_node_children_watch_count\t");
+  *events = herd_sum(mntr, "zk_cnt_node_children_watch_count\t");
+  free(mntr);
+  return n;
+}
+
+/* The paths under dir/ that session sid watches per `wchc` (data and
+ * exists watches), but `own` (NULL: none left out): how many; the first
+ * one into first. */
+static int herd_watched_under(const char *wchc, int64_t sid, const char *dir,
+                              const char *own, char *first, size_t flen) {
+  char head[40], pre[300];
+  snprintf(head, sizeof head, "0x%llx\n", (unsigned long long)sid);
+  snprintf(pre, sizeof pre, "%s/", dir);
+  if (first != NULL && flen > 0) first[0] = '\0';
+  int n = 0;
+  size_t hl = strlen(head), pl = strlen(pre);
+  for (const char *at = wchc; (at = strstr(at, head)) != NULL; at += hl) {
+    if (at != wchc && at[-1] != '\n') continue; /* not a session line */
+    for (const char *q = at + hl; *q == '\t';) {
+      q++;
+      size_t len = strcspn(q, "\n");
+      int mine = own != NULL && strlen(own) == len &&
+                 strncmp(q, own, len) == 0;
+      if (!mine && len > pl && strncmp(q, pre, pl) == 0) {
+        if (n == 0 && first != NULL)
+          snprintf(first, flen, "%.*s", (int)len, q);
+        n++;
+      }
+      q += len;
+      if (*q == '\n') q++;
+    }
+  }
+  return n;
+}
+
+/* Whether session sid watches exactly path (data or exists), per wchc. */
+static int herd_watches(const char *wchc, int64_t sid, const char *path) {
+  char head[40];
+  snprintf(head, sizeof head, "0x%llx\n", (unsigned long long)sid);
+  size_t hl = strlen(head), pl = strlen(path);
+  for (const char *at = wchc; (at = strstr(at, head)) != NULL; at += hl) {
+    if (at != wchc && at[-1] != '\n') continue; /* not a session line */
+    for (const char *q = at + hl; *q == '\t';) {
+      q++;
+      size_t len = strcspn(q, "\n");
+      if (len == pl && strncmp(q, path, pl) == 0) return 1;
+      q += len;
+      if (*q == '\n') q++;
+    }
+  }
+  return 0;
+}
+
+static int herd_by_seq(const void *x, const void *y) {
+  const char *a = *(char *const *)x, *b = *(char *const *)y;
+  size_t la = strlen(a), lb = strlen(b);
+  return strcmp(a + (la > 10 ? la - 10 : 0), b + (lb > 10 ? lb - 10 : 0));
+}
+
+typedef struct herd_sem {
+  zkl_session_t *obs;
+  const char *leases, *gate;
+  int kazoo;
+  zkl_session_t *ws[HERD_W];
+  int64_t wsid[HERD_W];
+  int next;        /* the first acquirer not granted yet */
+  long child_base; /* child watches before the acquirers came */
+  char why[1024];  /* what herd_settled() found wrong last */
+} herd_sem_t;
+
+/* The state once every acquirer from h->next on is in line: the gate
+ * holds exactly their nodes, in the order they came; the first of them
+ * (the gate's holder) watches no other gate node, every other one exactly
+ * its predecessor's and nothing else in the gate; nobody but its owner
+ * watches a lease node; one child watch more than before the line formed
+ * (the gate holder's on the leases; none once the line is empty), and in
+ * kazoo's layout the gate holder alone watches <path>'s data (Curator's:
+ * nobody watches leases/'s).  1 if so; else 0 and h->why says what. */
+static int herd_settled(void *arg) {
+  herd_sem_t *h = arg;
+  int ok = 0, waiting = HERD_W - h->next;
+  char *wchc = it_4lw("wchc"), *wchp = it_4lw("wchp");
+  struct String_vector g = {0, NULL}, l = {0, NULL};
+  it_children(h->obs, h->gate, &g);
+  it_children(h->obs, h->leases, &l);
+  qsort(g.data, (size_t)g.count, sizeof *g.data, herd_by_seq);
+  h->why[0] = '\0';
+  if (g.count != waiting) {
+    snprintf(h->why, sizeof h->why, "%d gate nodes, %d acquirers waiting",
+             g.count, waiting);
+    goto out;
+  }
+  char node[HERD_W][512];
+  for (int j = 0; j < waiting; j++) {
+    snprintf(node[j], sizeof node[j], "%s/%s", h->gate, g.data[j]);
+    int64_t owner = it_owner_of(h->obs, node[j]);
+    if (owner != h->wsid[h->next + j]) {
+      snprintf(h->why, sizeof h->why, "gate node %d (%.200s) is 0x%llx's, not "
+               "acquirer %d's (0x%llx): not the order they came in", j,
+               g.data[j], (unsigned long long)owner, h->next + j,
+               (unsigned long long)h->wsid[h->next + j]);
+      goto out;
+    }
+  }
+  for (int i = 0; i < HERD_W; i++) {
+    int j = i - h->next; /* its place in line, < 0: granted */
+    char first[512];
+    int n = herd_watched_under(wchc, h->wsid[i], h->gate,
+                               j >= 0 ? node[j] : NULL, first, sizeof first);
+    int want = j > 0 ? 1 : 0;
+    if (n != want || (want == 1 && strcmp(first, node[j - 1]) != 0)) {
+      snprintf(h->why, sizeof h->why, "acquirer %d (%s) watches %d gate "
+               "node(s) besides its own (first: %.300s), not %d%s%.300s", i,
+               j > 0 ? "waiting" : j == 0 ? "the gate's holder" : "granted",
+               n, first[0] != '\0' ? first : "none", want,
+               want ? ": its predecessor " : "", want ? node[j - 1] : "");
+      goto out;
+    }
+  }
+  /* each gate node: watched by its successor alone (and its owner) */
+  for (int j = 0; j < waiting; j++) {
+    int n = it_watchers_of(wchp, node[j], h->wsid[h->next + j]);
+    if (n != (j + 1 < waiting ? 1 : 0)) {
+      snprintf(h->why, sizeof h->why, "gate node %d (%.300s) is watched by %d "
+               "sessions besides its owner", j, node[j], n);
+      goto out;
+    }
+  }
+  for (int j = 0; j < l.count; j++) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", h->leases, l.data[j]);
+    int n = it_watchers_of(wchp, p, it_owner_of(h->obs, p));
+    if (n != 0) {
+      snprintf(h->why, sizeof h->why, "lease %.300s is watched by %d sessions "
+               "besides its owner", p, n);
+      goto out;
+    }
+  }
+  /* the leases' parent's data: in kazoo's layout the maximum, watched by
+   * the gate's holder alone of those waiting (one who held the gate once
+   * may keep that watch: see below); in Curator's by nobody */
+  for (int i = h->kazoo ? h->next : HERD_W; i < HERD_W; i++) {
+    int w = herd_watches(wchc, h->wsid[i], h->leases);
+    if (w != (i == h->next)) {
+      snprintf(h->why, sizeof h->why, "waiting acquirer %d %s %.300s's data "
+               "(the gate's holder is %d)", i, w ? "watches" : "does not "
+               "watch", h->leases, h->next);
+      goto out;
+    }
+  }
+  if (!h->kazoo && it_watchers_of(wchp, h->leases, 0) != 0) {
+    snprintf(h->why, sizeof h->why, "%.300s's data is watched by %d "
+             "sessions", h->leases, it_watchers_of(wchp, h->leases, 0));
+    goto out;
+  }
+  long child = herd_child_watches() - h->child_base;
+  if (child != (waiting > 0 ? 1 : 0)) {
+    snprintf(h->why, sizeof h->why, "%ld child watches more than before the "
+             "line formed, want %d (the gate holder's on %.300s)", child,
+             waiting > 0 ? 1 : 0, h->leases);
+    goto out;
+  }
+  ok = 1;
+out:
+  deallocate_String_vector(&g);
+  deallocate_String_vector(&l);
+  if (!ok) {
+    size_t at = strlen(h->why);
+    snprintf(h->why + at, sizeof h->why - at, "\nwchc:\n%.400s", wchc);
+  }
+  free(wchc);
+  free(wchp);
+  return ok;
+}
+
+typedef struct herd_acq {
+  zkl_sem_t *m;
+  zkl_lease_t l;
+  int idx, rc;
+  int *order, *granted;
+  pthread_mutex_t *mu;
+} herd_acq_t;
+
+static void *herd_acquire(void *arg) {
+  herd_acq_t *a = arg;
+  a->rc = zkl_sem_acquire(a->m, 1, 30000 * adv_slow(), &a->l);
+  pthread_mutex_lock(a->mu);
+  if (a->rc == 0) a->order[(*a->granted)++] = a->idx;
+  pthread_mutex_unlock(a->mu);
+  return NULL;
+}
+
+static int herd_granted(herd_acq_t *a) {
+  pthread_mutex_lock(a->mu);
+  int n = *a->granted;
+  pthread_mutex_unlock(a->mu);
+  return n;
+}
+
+struct herd_count {
+  herd_acq_t *a;
+  int want;
+};
+
+static int herd_granted_reached(void *arg) {
+  struct herd_count *c = arg;
+  return herd_granted(c->a) >= c->want;
+}
+
+static zkl_sem_t *herd_sem_new(zkl_session_t *s, const char *root, int kazoo,
+                               const char *who) {
+  zkl_sem_opts_t o;
+  zkl_sem_opts_init(&o);
+  o.max = HERD_MAX;
+  o.format = kazoo ? ZKL_SEM_KAZOO : ZKL_SEM_CURATOR;
+  o.data = who;
+  o.data_len = strlen(who);
+  zkl_sem_t *m = NULL;
+  ck_assert_int_eq(zkl_sem_create(&m, s, root, &o), 0);
+  return m;
+}
+
+/* MAX 2 held by two, then HERD_W acquirers, each on its own session, line
+ * up one after the other.  While they wait the server shows no herd (see
+ * herd_settled()); each release then notifies exactly one child watcher
+ * (the gate holder's watch on the leases) and lets in exactly one
+ * acquirer, the next in the order they came, after which the line is
+ * herd-free again.  _i: 0 Curator's layout, 1 kazoo's. */
+START_TEST(herd_free_line_one_wake_per_release) {
+  int kazoo = _i == 1;
+  char root[128], leases[256], gate[256];
+  it_root(root, sizeof root, kazoo ? "sem-herd-k" : "sem-herd");
+  adv_paths(root, kazoo, leases, gate, sizeof leases);
+  int slow = adv_slow();
+  zkl_session_t *obs = it_session();
+  zkl_session_t *hs[HERD_MAX];
+  zkl_sem_t *hm[HERD_MAX];
+  zkl_lease_t hl[HERD_MAX];
+  for (int i = 0; i < HERD_MAX; i++) {
+    hs[i] = it_session();
+    hm[i] = herd_sem_new(hs[i], root, kazoo, i == 0 ? "h0" : "h1");
+    ck_assert_int_eq(zkl_sem_acquire(hm[i], 1, 5000 * slow, &hl[i]), 0);
+  }
+  ck_assert_int_eq(it_children(obs, leases, NULL), HERD_MAX);
+  herd_sem_t h = {.obs = obs, .leases = leases, .gate = gate,
+                  .kazoo = kazoo};
+  h.child_base = herd_child_watches();
+  fprintf(stderr, "semaphore: herd (%s): %ld child watches before the line\n",
+          kazoo ? "kazoo" : "curator", h.child_base);
+  static herd_acq_t a[HERD_W];
+  pthread_t th[HERD_W];
+  int order[HERD_W], granted = 0;
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 0; i < HERD_W; i++) {
+    char who[8];
+    snprintf(who, sizeof who, "w%d", i);
+    h.ws[i] = it_session();
+    h.wsid[i] = zkl_session_id(h.ws[i]);
+    a[i] = (herd_acq_t){.m = herd_sem_new(h.ws[i], root, kazoo, who),
+                        .idx = i, .rc = 99, .order = order,
+                        .granted = &granted, .mu = &mu};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, herd_acquire, &a[i]), 0);
+    /* one after the other: the gate's order is the order they came in */
+    ck_assert_msg(it_wait_children(obs, gate, i + 1, 5000 * slow),
+                  "acquirer %d did not line up in %s", i, gate);
+  }
+  /* all in line, nobody let in */
+  ck_assert_msg(it_wait_until(herd_settled, &h, 10000 * slow),
+                "the line of %d behind a full semaphore: %s", HERD_W, h.why);
+  it_sleep_ms(200);
+  ck_assert_int_eq(herd_granted(&a[0]), 0);
+  ck_assert_int_eq(it_children(obs, leases, NULL), HERD_MAX);
+  /* release by release: the holders', then those let in, in turn */
+  for (int r = 0; r < HERD_W; r++) {
+    long events0, heard = herd_children_notified(&events0);
+    if (r < HERD_MAX)
+      ck_assert_int_eq(zkl_sem_release(hm[r], &hl[r], 1), 0);
+    else
+      ck_assert_int_eq(zkl_sem_release(a[r - HERD_MAX].m, &a[r - HERD_MAX].l,
+                                       1), 0);
+    struct herd_count c = {&a[0], r + 1};
+    ck_assert_msg(it_wait_until(herd_granted_reached, &c, 10000 * slow),
+                  "release %d let nobody in", r);
+    it_sleep_ms(300); /* nobody else comes in on this release */
+    int n = herd_granted(&a[0]);
+    ck_assert_msg(n == r + 1, "release %d let %d acquirers in", r,
+                  n - r);
+    ck_assert_msg(order[r] == r, "release %d let acquirer %d in, not %d "
+                  "(the next in the order they came)", r, order[r], r);
+    pthread_join(th[r], NULL);
+    ck_assert_msg(a[r].rc == 0, "acquirer %d: %s", r, it_code(a[r].rc));
+    ck_assert_int_eq(it_children(obs, leases, NULL), HERD_MAX);
+    h.next = r + 1;
+    ck_assert_msg(it_wait_until(herd_settled, &h, 10000 * slow),
+                  "after release %d: %s", r, h.why);
+    /* the changes of children since the release: the lease deleted (the
+     * gate's holder hears it) and the one made (its own watch, armed by
+     * the listing that found room, may hear that): each change notified
+     * one watcher, never more */
+    long events1, woke = herd_children_notified(&events1) - heard;
+    long changes = events1 - events0;
+    fprintf(stderr, "semaphore: herd (%s): release %d: %ld child watchers "
+            "notified by %ld changes\n", kazoo ? "kazoo" : "curator", r, woke,
+            changes);
+    ck_assert_msg(changes >= 1 && changes <= 2 && woke == changes,
+                  "release %d: %ld child watchers notified by %ld changes of "
+                  "children: a herd", r, woke, changes);
+  }
+  /* nothing left: no lease, no gate node, no watch */
+  for (int i = HERD_W - HERD_MAX; i < HERD_W; i++)
+    ck_assert_int_eq(zkl_sem_release(a[i].m, &a[i].l, 1), 0);
+  ck_assert_int_eq(it_children(obs, leases, NULL), 0);
+  ck_assert_int_eq(it_children(obs, gate, NULL), 0);
+  /* in kazoo's layout every session that held the gate keeps its watch on
+   * <path>'s data (the maximum), a watch that nothing but a new maximum
+   * fires; any other is left behind */
+  char left[600] = "";
+  for (int64_t end = it_now_ms() + 2000 * slow;; it_sleep_ms(20)) {
+    char *wchc = it_4lw("wchc");
+    left[0] = '\0';
+    for (const char *q = wchc; (q = strchr(q, '\t')) != NULL;) {
+      q++;
+      size_t len = strcspn(q, "\n");
+      int is_root = len == strlen(root) && strncmp(q, root, len) == 0;
+      if (memmem(q, len, root, strlen(root)) != NULL && !(kazoo && is_root)) {
+        snprintf(left, sizeof left, "%.*s", (int)(len < 500 ? len : 500), q);
+        break;
+      }
+      q += len;
+    }
+    free(wchc);
+    if (left[0] == '\0' || it_now_ms() >= end) break;
+  }
+  ck_assert_msg(left[0] == '\0', "a watch is left on %s", left);
+  for (int i = 0; i < HERD_W; i++) {
+    zkl_sem_destroy(a[i].m);
+    zkl_session_close(h.ws[i]);
+  }
+  for (int i = 0; i < HERD_MAX; i++) {
+    zkl_sem_destroy(hm[i]);
+    zkl_session_close(hs[i]);
+  }
+  zhandle_t *zh = zkl_session_zhandle(obs);
+  it_peer_delete_tree(zh, root);
+  if (kazoo) it_peer_delete_tree(zh, gate);
+  ck_assert_int_eq(zoo_exists(zh, root, 0, NULL), ZNONODE);
+  ck_assert_int_eq(zoo_exists(zh, gate, 0, NULL), ZNONODE);
+  zkl_session_close(obs);
+}
+END_TEST
+
 Suite *semaphore_suite(void) {
   Suite *su = suite_create("semaphore");
   TCase *tc = it_tcase("semaphore");
@@ -2188,6 +2583,9 @@ Suite *semaphore_suite(void) {
   tcase_add_test(tc, gate_write_refused);
   tcase_add_test(tc, kazoo_layout);
   suite_add_tcase(su, tc);
+  TCase *herd = it_tcase("semaphore-herd");
+  tcase_add_loop_test(herd, herd_free_line_one_wake_per_release, 0, 2);
+  suite_add_tcase(su, herd);
   TCase *adv = it_tcase("semaphore-adversarial");
   tcase_add_loop_test(adv, adv_storm, 0,
                       (int)(sizeof adv_variants / sizeof adv_variants[0]));
