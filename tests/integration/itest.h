@@ -212,7 +212,8 @@ void it_peer_kill(it_peer_t *p);
 /* An interop tcase's fixture.  it_peer_setup(): this run's nodes are named
  * <prefix>-<runner pid>-... (it_peer_node(); prefix NULL: none), and the
  * Java peer tests/integration/java/<cls>.java is compiled (once, into a
- * temporary directory).  it_peer_teardown(): deletes every node of this
+ * temporary directory; cls NULL: a tcase of kazoo peers only, nothing to
+ * compile).  it_peer_teardown(): deletes every node of this
  * run a failed test left behind (saying so, as `suite`), and the classes. */
 void it_peer_setup(const char *suite, const char *prefix, const char *cls);
 void it_peer_teardown(void);
@@ -220,6 +221,9 @@ void it_peer_teardown(void);
  * without them 0 (the test passes empty), unless CI is set and not
  * "false" or "0" (then the test fails). */
 int it_peer_curator_here(void);
+/* The same for the kazoo peers: python3 and python3-kazoo (asked once per
+ * tcase, by it_peer_setup(), or at the first call). */
+int it_peer_kazoo_here(void);
 /* A unique node for one test, under this run's prefix (it_root()). */
 void it_peer_node(char *buf, size_t len, const char *tag);
 /* Deletes path and everything below it, whatever is there. */

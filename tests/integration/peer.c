@@ -300,12 +300,25 @@ void it_peer_kill(it_peer_t *p) {
 static const char *suite_name;
 static char run_tag[64]; /* <prefix>-<runner pid>: this run's nodes */
 
+/* python3-kazoo importable by the python3 the kazoo peers run on: 1, 0,
+ * or -1 not asked yet. */
+static int have_kazoo = -1;
+
+static int kazoo_importable(void) {
+  if (have_kazoo < 0)
+    have_kazoo = system("/usr/bin/python3 -c 'import kazoo.client' "
+                        ">/dev/null 2>&1") == 0;
+  return have_kazoo;
+}
+
 void it_peer_setup(const char *suite, const char *prefix, const char *cls) {
   suite_name = suite;
   run_tag[0] = '\0';
   if (prefix != NULL)
     snprintf(run_tag, sizeof run_tag, "%s-%ld", prefix, (long)getpid());
   have_javac = 0;
+  kazoo_importable(); /* asked once, before the tests are forked */
+  if (cls == NULL) return; /* no Java peer in this tcase */
   const char *src = getenv("top_srcdir");
   char cmd[2048];
   snprintf(java_dir, sizeof java_dir, "%s/zkl-java-XXXXXX",
@@ -358,6 +371,16 @@ int it_peer_curator_here(void) {
                     strcmp(ci, "0") == 0,
                 "CI: javac or libcurator-recipes-java missing");
   fprintf(stderr, "SKIP: javac or libcurator-recipes-java missing\n");
+  return 0;
+}
+
+int it_peer_kazoo_here(void) {
+  if (kazoo_importable()) return 1;
+  const char *ci = getenv("CI");
+  ck_assert_msg(ci == NULL || ci[0] == '\0' || strcmp(ci, "false") == 0 ||
+                    strcmp(ci, "0") == 0,
+                "CI: python3-kazoo missing");
+  fprintf(stderr, "SKIP: python3-kazoo missing\n");
   return 0;
 }
 

@@ -18,13 +18,20 @@
  *    it goes through alone; zkl, in the same blip and with members coming
  *    and going, goes through only once `ready` exists.
  *
+ * The tcase "barrier-interop" needs Curator (a JDK and Debian's
+ * libcurator-recipes-java; its tests that mix the two peers need kazoo
+ * too); "barrier-interop-kazoo" runs kazoo's steps whenever python3-kazoo
+ * is there, Curator or not: kazoo sets and removes the barrier zkl waits
+ * on, waits on zkl's, says False removing one never set, and is a member
+ * of the double barrier with two zkl members (each side last in turn).
+ *
  * The peers are driven through their stdin, one command a line; a blocking
  * call runs on a thread of the peer and reports later on a line of its own
  * ("@TAG RESULT T0 T1", wall-clock microseconds, comparable across the
  * processes).  They exit by themselves (a watchdog) shortly before the
  * test's own timeout.  Every test works on its own nodes
- * (/zkl-test/bix-<run>-<tag>-...) and deletes them at its end; the tcase's
- * teardown sweeps what a failed test left. */
+ * (/zkl-test/bix-<run>-<tag>-..., bixk-... for the kazoo tcase) and deletes
+ * them at its end; each tcase's teardown sweeps what a failed test left. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +56,11 @@ static int64_t wall_us(void) {
 
 static void suite_setup(void) {
   it_peer_setup("barrier-interop", "bix", "CuratorBarrierPeer");
+}
+
+/* The kazoo tcase: no Java peer to compile, nodes of its own prefix. */
+static void kazoo_setup(void) {
+  it_peer_setup("barrier-interop", "bixk", NULL);
 }
 
 static void curator(it_peer_t *p) {
@@ -412,7 +424,7 @@ static int exists(zkl_session_t *s, const char *path, struct Stat *st) {
  * server, still blocked STILL_MS later, and a zero-timeout wait says
  * closed); kazoo's remove() releases it. */
 START_TEST(barrier_curator_sets_zkl_waits_kazoo_removes) {
-  if (!it_peer_curator_here()) return;
+  if (!it_peer_curator_here() || !it_peer_kazoo_here()) return;
   char path[256];
   it_peer_node(path, sizeof path, "bset");
   zkl_session_t *s = it_session();
@@ -448,19 +460,57 @@ START_TEST(barrier_curator_sets_zkl_waits_kazoo_removes) {
 }
 END_TEST
 
-/* zkl sets the barrier (a persistent empty node); Curator's
- * waitOnBarrier(ms) and kazoo's wait(timeout) block on it (their watches
- * on the server, both still waiting STILL_MS later); zkl_barrier_remove()
- * releases both, true. */
-START_TEST(barrier_zkl_sets_peers_wait_zkl_removes) {
-  if (!it_peer_curator_here()) return;
+/* The same with kazoo alone (no Curator needed): kazoo sets the barrier,
+ * zkl waits and really waits, kazoo's remove() releases it. */
+START_TEST(barrier_kazoo_sets_zkl_waits_kazoo_removes) {
+  if (!it_peer_kazoo_here()) return;
   char path[256];
-  it_peer_node(path, sizeof path, "bzkl");
+  it_peer_node(path, sizeof path, "bsetk");
   zkl_session_t *s = it_session();
   zkl_barrier_t *b = barrier(s, path);
-  it_peer_t j, k;
-  curator(&j);
+  it_peer_t k;
   kazoo(&k);
+  int rc = zkl_barrier_wait(b, 0);
+  ck_assert_msg(rc == 0, "wait on a barrier never set: %s", it_code(rc));
+  it_peer_ask(&k, "ok", "b-set %s", path);
+  ck_assert(exists(s, path, NULL));
+  rc = zkl_barrier_wait(b, 0);
+  ck_assert_msg(rc == ZKL_ETIMEDOUT, "wait(0) on kazoo's barrier: %s",
+                it_code(rc));
+  waiter_t w = {.b = b, .rc = 99};
+  ck_assert_int_eq(pthread_create(&w.th, NULL, wait_main, &w), 0);
+  watchers_wait(path, 0, 1);
+  it_sleep_ms(STILL_MS);
+  ck_assert_msg(__atomic_load_n(&w.rc, __ATOMIC_SEQ_CST) == 99,
+                "zkl's wait returned %s on a closed barrier",
+                it_code(w.rc));
+  int64_t removed = wall_us();
+  it_peer_ask(&k, "ok True", "b-remove %s", path);
+  pthread_join(w.th, NULL);
+  ck_assert_msg(w.rc == 0, "wait: %s", it_code(w.rc));
+  ck_assert_msg(w.t1 >= removed, "zkl's wait returned before kazoo removed");
+  ck_assert(!exists(s, path, NULL));
+  ck_assert_int_eq(zkl_barrier_wait(b, 0), 0);
+  it_peer_quit(&k);
+  zkl_barrier_destroy(b);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* zkl sets the barrier (a persistent empty node); the peer's wait -
+ * Curator's waitOnBarrier(ms) (curator 1) or kazoo's wait(timeout) - blocks
+ * on it (its watch on the server, still waiting STILL_MS later);
+ * zkl_barrier_remove() releases it, true. */
+static void zkl_sets_peer_waits_zkl_removes(int curator_peer) {
+  char path[256];
+  it_peer_node(path, sizeof path, curator_peer ? "bzkl" : "bzklk");
+  zkl_session_t *s = it_session();
+  zkl_barrier_t *b = barrier(s, path);
+  it_peer_t p;
+  const char *tag = curator_peer ? "cw" : "kw";
+  const char *who = curator_peer ? "Curator" : "kazoo";
+  if (curator_peer) curator(&p);
+  else kazoo(&p);
   int rc = zkl_barrier_set(b);
   ck_assert_msg(rc == 0, "set: %s", it_code(rc));
   struct Stat st;
@@ -468,54 +518,55 @@ START_TEST(barrier_zkl_sets_peers_wait_zkl_removes) {
   ck_assert_int_eq(st.ephemeralOwner, 0);
   ck_assert_int_eq(st.dataLength, 0);
   ck_assert_int_eq(zkl_barrier_set(b), 0); /* closed already: fine */
-  it_peer_say(&j, "b-wait cw %s 20000", path);
-  it_peer_say(&k, "b-wait kw %s 20000", path);
-  watchers_wait(path, zkl_session_id(s), 2);
+  it_peer_say(&p, "b-wait %s %s 20000", tag, path);
+  watchers_wait(path, zkl_session_id(s), 1);
   it_sleep_ms(STILL_MS);
-  ck_assert_msg(it_peer_pending(&j, "cw"), "Curator's wait ended: %s",
-                it_peer_result(&j, "cw", 0).what);
-  ck_assert_msg(it_peer_pending(&k, "kw"), "kazoo's wait ended: %s",
-                it_peer_result(&k, "kw", 0).what);
+  ck_assert_msg(it_peer_pending(&p, tag), "%s's wait ended: %s", who,
+                it_peer_result(&p, tag, 0).what);
   int64_t removed = wall_us();
   rc = zkl_barrier_remove(b);
   ck_assert_msg(rc == 0, "remove: %s", it_code(rc));
-  it_peer_result_t cw = it_peer_result(&j, "cw", 10000);
-  it_peer_result_t kw = it_peer_result(&k, "kw", 10000);
-  ck_assert_msg(strcmp(cw.what, "true") == 0, "Curator's wait: %s", cw.what);
-  ck_assert_msg(strcmp(kw.what, "true") == 0, "kazoo's wait: %s", kw.what);
-  ck_assert_msg(cw.t1 >= removed && kw.t1 >= removed,
-                "a peer's wait returned before zkl removed the barrier");
-  ck_assert_msg(cw.t1 - cw.t0 >= STILL_MS * 1000 &&
-                    kw.t1 - kw.t0 >= STILL_MS * 1000,
-                "the peers waited %lld and %lld us",
-                (long long)(cw.t1 - cw.t0), (long long)(kw.t1 - kw.t0));
+  it_peer_result_t pw = it_peer_result(&p, tag, 10000);
+  ck_assert_msg(strcmp(pw.what, "true") == 0, "%s's wait: %s", who, pw.what);
+  ck_assert_msg(pw.t1 >= removed,
+                "%s's wait returned before zkl removed the barrier", who);
+  ck_assert_msg(pw.t1 - pw.t0 >= STILL_MS * 1000, "%s waited %lld us", who,
+                (long long)(pw.t1 - pw.t0));
   ck_assert(!exists(s, path, NULL));
-  it_peer_quit(&j);
-  it_peer_quit(&k);
+  it_peer_quit(&p);
   zkl_barrier_destroy(b);
   zkl_session_close(s);
+}
+
+START_TEST(barrier_zkl_sets_curator_waits_zkl_removes) {
+  if (!it_peer_curator_here()) return;
+  zkl_sets_peer_waits_zkl_removes(1);
+}
+END_TEST
+
+START_TEST(barrier_zkl_sets_kazoo_waits_zkl_removes) {
+  if (!it_peer_kazoo_here()) return;
+  zkl_sets_peer_waits_zkl_removes(0);
 }
 END_TEST
 
 /* A barrier nobody set: Curator's wait passes at once, zkl's remove is
- * ZKL_ENOENT (kazoo's says False, Curator's removeBarrier is silent); the
- * same once Curator set it and removed it again. */
+ * ZKL_ENOENT (Curator's removeBarrier is silent); the same once Curator
+ * set it and removed it again.  (kazoo's remove says False: below.) */
 START_TEST(barrier_remove_never_set_is_enoent) {
   if (!it_peer_curator_here()) return;
   char path[256];
   it_peer_node(path, sizeof path, "bnone");
   zkl_session_t *s = it_session();
   zkl_barrier_t *b = barrier(s, path);
-  it_peer_t j, k;
+  it_peer_t j;
   curator(&j);
-  kazoo(&k);
   it_peer_say(&j, "b-wait cw %s 5000", path);
   it_peer_result_t r = it_peer_result(&j, "cw", 10000);
   ck_assert_msg(strcmp(r.what, "true") == 0, "Curator's wait: %s", r.what);
   int rc = zkl_barrier_remove(b);
   ck_assert_msg(rc == ZKL_ENOENT, "remove of a barrier never set: %s",
                 it_code(rc));
-  it_peer_ask(&k, "ok False", "b-remove %s", path);
   it_peer_ask(&j, "ok", "b-remove %s", path);
   it_peer_ask(&j, "ok", "b-set %s", path);
   ck_assert_int_eq(zkl_barrier_wait(b, 0), ZKL_ETIMEDOUT);
@@ -526,6 +577,37 @@ START_TEST(barrier_remove_never_set_is_enoent) {
                 it_code(rc));
   ck_assert(!exists(s, path, NULL));
   it_peer_quit(&j);
+  zkl_barrier_destroy(b);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* The same with kazoo: on a barrier nobody set kazoo's wait passes at
+ * once, zkl's remove is ZKL_ENOENT and kazoo's says False; the same once
+ * kazoo set it and removed it again (True). */
+START_TEST(barrier_kazoo_remove_never_set_is_enoent) {
+  if (!it_peer_kazoo_here()) return;
+  char path[256];
+  it_peer_node(path, sizeof path, "bnonek");
+  zkl_session_t *s = it_session();
+  zkl_barrier_t *b = barrier(s, path);
+  it_peer_t k;
+  kazoo(&k);
+  it_peer_say(&k, "b-wait kw %s 5000", path);
+  it_peer_result_t r = it_peer_result(&k, "kw", 10000);
+  ck_assert_msg(strcmp(r.what, "true") == 0, "kazoo's wait: %s", r.what);
+  int rc = zkl_barrier_remove(b);
+  ck_assert_msg(rc == ZKL_ENOENT, "remove of a barrier never set: %s",
+                it_code(rc));
+  it_peer_ask(&k, "ok False", "b-remove %s", path);
+  it_peer_ask(&k, "ok", "b-set %s", path);
+  ck_assert_int_eq(zkl_barrier_wait(b, 0), ZKL_ETIMEDOUT);
+  it_peer_ask(&k, "ok True", "b-remove %s", path);
+  ck_assert_int_eq(zkl_barrier_wait(b, 0), 0);
+  rc = zkl_barrier_remove(b);
+  ck_assert_msg(rc == ZKL_ENOENT, "remove of a barrier kazoo removed: %s",
+                it_code(rc));
+  ck_assert(!exists(s, path, NULL));
   it_peer_quit(&k);
   zkl_barrier_destroy(b);
   zkl_session_close(s);
@@ -534,35 +616,37 @@ END_TEST
 
 /* ---- the double barrier, mixed ------------------------------------------- */
 
-/* Four members on one path, two zkl objects (threads of one session), a
- * Curator member and a kazoo member; the last to arrive is zkl (_i 0),
- * Curator (1) or kazoo (2).  Nobody gets through before the last one
- * arrives; nobody's leave returns before the last leaver's began (the last
- * leaver chosen by last_leaver() from where the member nodes sort); the
- * count agrees with both peers' all along; nothing is left. */
-START_TEST(dbarrier_mixed_members) {
-  if (!it_peer_curator_here()) return;
+/* Members on one path: two zkl objects (threads of one session), a Curator
+ * member (if curator_too) and a kazoo member; the last to arrive is zkl
+ * (last 0), Curator (1) or kazoo (2).  Nobody gets through before the last
+ * one arrives; nobody's leave returns before the last leaver's began (the
+ * last leaver chosen by last_leaver() from where the member nodes sort);
+ * the count agrees with the peers' all along; nothing is left. */
+static void dbarrier_members(int curator_too, int last_kind) {
+  const int members = curator_too ? 4 : 3;
   char path[256];
-  it_peer_node(path, sizeof path, "mixed");
+  it_peer_node(path, sizeof path, curator_too ? "mixed" : "mixedk");
   zkl_session_t *s = it_session();
-  zkl_dbarrier_t *obs = dbar(s, path, 4, "zkl-observer");
+  zkl_dbarrier_t *obs = dbar(s, path, members, "zkl-observer");
   it_peer_t j, k;
-  curator(&j);
+  if (curator_too) curator(&j);
   kazoo(&k);
-  it_peer_t *const peers[] = {&j, &k, NULL};
+  it_peer_t *const both[] = {&j, &k, NULL}, *const konly[] = {&k, NULL};
+  it_peer_t *const *peers = curator_too ? both : konly;
   count_is(obs, path, 0, 0, peers);
   member_t z1, z2, c, kz;
-  zkl_member(&z1, s, path, 4, "zkl-1");
-  zkl_member(&z2, s, path, 4, "zkl-2");
-  peer_member(&c, &j, path, 4, "curator-c", NULL);
-  peer_member(&kz, &k, path, 4, "kazoo-k", NULL);
+  zkl_member(&z1, s, path, members, "zkl-1");
+  zkl_member(&z2, s, path, members, "zkl-2");
+  if (curator_too) peer_member(&c, &j, path, members, "curator-c", NULL);
+  peer_member(&kz, &k, path, members, "kazoo-k", NULL);
   /* zkl-1 first (zkl makes the path, a container), the chosen one last */
-  member_t *last = _i == 0 ? &z2 : _i == 1 ? &c : &kz;
+  member_t *last = last_kind == 0 ? &z2 : last_kind == 1 ? &c : &kz;
   member_t *order[4] = {&z1};
   int n = 1;
   member_t *others[] = {&z2, &c, &kz};
   for (int a = 0; a < 3; a++)
-    if (others[a] != last) order[n++] = others[a];
+    if (others[a] != last && (curator_too || others[a] != &c))
+      order[n++] = others[a];
   order[n++] = last;
   enter_together(obs, path, order, n, peers);
   size_t remaining;
@@ -570,12 +654,27 @@ START_TEST(dbarrier_mixed_members) {
   member_t *out = last_leaver(s, path, order, n, last, &remaining,
                               &ready_kept);
   leave_together(obs, path, order, n, out, remaining, ready_kept, peers);
-  it_peer_quit(&j);
+  if (curator_too) it_peer_quit(&j);
   it_peer_quit(&k);
   for (int a = 0; a < n; a++) member_end(order[a]);
   zkl_dbarrier_destroy(obs);
   dbarrier_gone(s, path);
   zkl_session_close(s);
+}
+
+/* Four members: zkl, zkl, Curator, kazoo; _i: who arrives last (zkl,
+ * Curator, kazoo). */
+START_TEST(dbarrier_mixed_members) {
+  if (!it_peer_curator_here() || !it_peer_kazoo_here()) return;
+  dbarrier_members(1, _i);
+}
+END_TEST
+
+/* Three members without Curator: zkl, zkl, kazoo; _i: who arrives last
+ * (zkl, kazoo). */
+START_TEST(dbarrier_kazoo_members) {
+  if (!it_peer_kazoo_here()) return;
+  dbarrier_members(0, _i == 0 ? 0 : 2);
 }
 END_TEST
 
@@ -813,12 +912,20 @@ Suite *barrier_interop_suite(void) {
   TCase *tc = it_tcase("barrier-interop");
   tcase_add_unchecked_fixture(tc, suite_setup, it_peer_teardown);
   tcase_add_test(tc, barrier_curator_sets_zkl_waits_kazoo_removes);
-  tcase_add_test(tc, barrier_zkl_sets_peers_wait_zkl_removes);
+  tcase_add_test(tc, barrier_zkl_sets_curator_waits_zkl_removes);
   tcase_add_test(tc, barrier_remove_never_set_is_enoent);
   tcase_add_loop_test(tc, dbarrier_mixed_members, 0, 3);
   tcase_add_test(tc, zkl_timed_enter_gives_up_curator_stays_out);
   tcase_add_test(tc, curator_timed_enter_through_alone);
   tcase_add_test(tc, zkl_timed_enter_passes_only_with_ready);
+  suite_add_tcase(su, tc);
+  /* kazoo's Barrier and DoubleBarrier with zkl: no Java, no Curator */
+  tc = it_tcase("barrier-interop-kazoo");
+  tcase_add_unchecked_fixture(tc, kazoo_setup, it_peer_teardown);
+  tcase_add_test(tc, barrier_kazoo_sets_zkl_waits_kazoo_removes);
+  tcase_add_test(tc, barrier_zkl_sets_kazoo_waits_zkl_removes);
+  tcase_add_test(tc, barrier_kazoo_remove_never_set_is_enoent);
+  tcase_add_loop_test(tc, dbarrier_kazoo_members, 0, 2);
   suite_add_tcase(su, tc);
   return su;
 }

@@ -11,11 +11,17 @@
  * wakes zkl_counter_wait() and a zkl write reaches SharedCount's listener;
  * data of another format is ZKL_EPROTO and stays as it was.
  *
+ * The tcase "counter-interop" needs Curator (a JDK and Debian's
+ * libcurator-recipes-java; the tests that mix the two peers need kazoo
+ * too); "counter-interop-kazoo" runs kazoo's Counter tests (TEXT and
+ * support_curator) whenever python3-kazoo is there, Curator or not.
+ *
  * The peers are driven through their stdin, one command a line, each
  * answered with one line on their stdout; they exit by themselves (a
  * watchdog) shortly before the test's own timeout.  Every test works on
- * its own nodes (/zkl-test/cix-<run>-<tag>-...) and deletes them at its
- * end; the tcase's teardown sweeps what a failed test left. */
+ * its own nodes (/zkl-test/cix-<run>-<tag>-..., cixk-... for the kazoo
+ * tcase) and deletes them at its end; each tcase's teardown sweeps what a
+ * failed test left. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,11 @@
 
 static void suite_setup(void) {
   it_peer_setup("counter-interop", "cix", "CuratorCounterPeer");
+}
+
+/* The kazoo tcase: no Java peer to compile, nodes of its own prefix. */
+static void kazoo_setup(void) {
+  it_peer_setup("counter-interop", "cixk", NULL);
 }
 
 static void curator(it_peer_t *p) { it_peer_curator(p, "CuratorCounterPeer"); }
@@ -223,7 +234,7 @@ static void waiter_got(waiter_t *w, int64_t value, int32_t version) {
  * increments each on one missing node (kazoo may make it empty, the others
  * with data). */
 START_TEST(int32_increments_zkl_curator_kazoo) {
-  if (!it_peer_curator_here()) return;
+  if (!it_peer_curator_here() || !it_peer_kazoo_here()) return;
   char path[256];
   it_peer_node(path, sizeof path, "inc32");
   zkl_session_t *s = it_session();
@@ -254,6 +265,44 @@ START_TEST(int32_increments_zkl_curator_kazoo) {
   it_peer_ask(&j, want, "dai-get %s", path);
   it_peer_ask(&k, want, "value %s curator 0", path);
   it_peer_quit(&j);
+  it_peer_quit(&k);
+  zkl_counter_destroy(a);
+  zkl_counter_destroy(b);
+  drop(s, path);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* The same without Curator: two zkl objects and kazoo's
+ * Counter(support_curator=True), N_INC increments each on one missing
+ * node. */
+START_TEST(int32_increments_zkl_kazoo) {
+  if (!it_peer_kazoo_here()) return;
+  char path[256];
+  it_peer_node(path, sizeof path, "inc32k");
+  zkl_session_t *s = it_session();
+  zkl_counter_t *a = counter(s, path, ZKL_COUNTER_INT32, 0);
+  zkl_counter_t *b = counter(s, path, ZKL_COUNTER_INT32, 0);
+  it_peer_t k;
+  kazoo(&k);
+  static int64_t posts[3 * N_INC];
+  static adder_t x, y;
+  it_peer_say(&k, "inc %s curator %d", path, N_INC);
+  adder_start(&x, a);
+  adder_start(&y, b);
+  adder_join(&x, posts);
+  adder_join(&y, posts + N_INC);
+  peer_values(&k, posts + 2 * N_INC, N_INC);
+  posts_are(posts, 3 * N_INC, 0);
+  zkl_count_t now;
+  ck_assert_int_eq(zkl_counter_get(a, &now), 0);
+  ck_assert_int_eq(now.value, 3 * N_INC);
+  char hex[16];
+  snprintf(hex, sizeof hex, "%08x", 3 * N_INC);
+  ck_assert_int_eq(raw_is(s, path, hex), now.version);
+  char want[32];
+  snprintf(want, sizeof want, "ok %d", 3 * N_INC);
+  it_peer_ask(&k, want, "value %s curator 0", path);
   it_peer_quit(&k);
   zkl_counter_destroy(a);
   zkl_counter_destroy(b);
@@ -314,6 +363,7 @@ END_TEST
 /* TEXT: two zkl objects and kazoo's Counter() concurrently on one missing
  * node; then zkl takes it negative, kazoo reads and adds, zkl reads. */
 START_TEST(text_increments_zkl_kazoo) {
+  if (!it_peer_kazoo_here()) return;
   char path[256];
   it_peer_node(path, sizeof path, "inctxt");
   zkl_session_t *s = it_session();
@@ -475,6 +525,7 @@ END_TEST
 
 /* A zkl wait is woken by kazoo's Counter, in both of kazoo's formats. */
 START_TEST(kazoo_write_wakes_zkl_wait) {
+  if (!it_peer_kazoo_here()) return;
   char text[256], bin[256];
   it_peer_node(text, sizeof text, "wkzt");
   it_peer_node(bin, sizeof bin, "wkzb");
@@ -508,6 +559,7 @@ END_TEST
  * cas) with data, and kazoo reads zkl's value; kazoo's next write zkl
  * reads.  In both kazoo formats. */
 START_TEST(kazoo_empty_node_reads_initial) {
+  if (!it_peer_kazoo_here()) return;
   char text[256], bin[256];
   it_peer_node(text, sizeof text, "emptyt");
   it_peer_node(bin, sizeof bin, "emptyb");
@@ -571,19 +623,20 @@ static void eproto_on(zkl_session_t *s, const char *path, int format,
   zkl_counter_destroy(c);
 }
 
-/* kazoo's text "12" and float "2.5", kazoo's/Curator's 4 bytes and
- * DistributedAtomicLong's 8 bytes, each read by zkl objects of the other
- * formats: ZKL_EPROTO, never a number, the node untouched and still read
- * by its writer; a zkl wait woken by a kazoo write of text to an INT32
- * object's node says ZKL_EPROTO too; kazoo's text 2^63 (its ints have no
- * bound) is ZKL_EPROTO for TEXT, not a clamped INT64_MAX. */
+/* kazoo's text "12" and float "2.5" and kazoo's/Curator's 4 bytes, each
+ * read by zkl objects of the other formats: ZKL_EPROTO, never a number,
+ * the node untouched and still read by its writer; a zkl wait woken by a
+ * kazoo write of text to an INT32 object's node says ZKL_EPROTO too;
+ * kazoo's text 2^63 (its ints have no bound) is ZKL_EPROTO for TEXT, not
+ * a clamped INT64_MAX.  (DistributedAtomicLong's 8 bytes:
+ * curator_other_format_is_eproto.) */
 START_TEST(other_format_is_eproto) {
-  char text[256], flt[256], bin[256], lng[256], big[256];
+  if (!it_peer_kazoo_here()) return;
+  char text[256], flt[256], bin[256], big[256];
   it_peer_node(big, sizeof big, "fmtbig");
   it_peer_node(text, sizeof text, "fmtt");
   it_peer_node(flt, sizeof flt, "fmtf");
   it_peer_node(bin, sizeof bin, "fmtb");
-  it_peer_node(lng, sizeof lng, "fmtl");
   zkl_session_t *s = it_session();
   it_peer_t k;
   kazoo(&k);
@@ -627,22 +680,39 @@ START_TEST(other_format_is_eproto) {
   raw_is(s, big, "39323233333732303336383534373735383037");
   zkl_counter_destroy(c);
   it_peer_quit(&k);
-  if (it_peer_curator_here()) {
-    it_peer_t j;
-  curator(&j);
-    it_peer_ask(&j, "ok 0 12", "dal-add %s 12", lng);
-    eproto_on(s, lng, ZKL_COUNTER_INT32, "000000000000000c");
-    eproto_on(s, lng, ZKL_COUNTER_TEXT, "000000000000000c");
-    it_peer_ask(&j, "ok 12", "dal-get %s", lng);
-    eproto_on(s, bin, ZKL_COUNTER_INT64, "0000000c");
-    it_peer_ask(&j, "ok 12", "dai-get %s", bin);
-    it_peer_quit(&j);
-    drop(s, lng);
-  }
   drop(s, text);
   drop(s, flt);
   drop(s, bin);
   drop(s, big);
+  zkl_session_close(s);
+}
+END_TEST
+
+/* Curator's side of the above: DistributedAtomicLong's 8 bytes read by zkl
+ * objects of the other formats, and kazoo's 4 bytes (support_curator) by
+ * an INT64 one: ZKL_EPROTO, the nodes untouched and still read by
+ * DistributedAtomicLong and DistributedAtomicInteger. */
+START_TEST(curator_other_format_is_eproto) {
+  if (!it_peer_curator_here() || !it_peer_kazoo_here()) return;
+  char bin[256], lng[256];
+  it_peer_node(bin, sizeof bin, "fmtb");
+  it_peer_node(lng, sizeof lng, "fmtl");
+  zkl_session_t *s = it_session();
+  it_peer_t k;
+  kazoo(&k);
+  it_peer_ask(&k, "ok 0 12", "add %s curator 12", bin);
+  it_peer_quit(&k);
+  it_peer_t j;
+  curator(&j);
+  it_peer_ask(&j, "ok 0 12", "dal-add %s 12", lng);
+  eproto_on(s, lng, ZKL_COUNTER_INT32, "000000000000000c");
+  eproto_on(s, lng, ZKL_COUNTER_TEXT, "000000000000000c");
+  it_peer_ask(&j, "ok 12", "dal-get %s", lng);
+  eproto_on(s, bin, ZKL_COUNTER_INT64, "0000000c");
+  it_peer_ask(&j, "ok 12", "dai-get %s", bin);
+  it_peer_quit(&j);
+  drop(s, lng);
+  drop(s, bin);
   zkl_session_close(s);
 }
 END_TEST
@@ -653,10 +723,16 @@ Suite *counter_interop_suite(void) {
   tcase_add_unchecked_fixture(tc, suite_setup, it_peer_teardown);
   tcase_add_test(tc, int32_increments_zkl_curator_kazoo);
   tcase_add_test(tc, int64_increments_zkl_curator);
-  tcase_add_test(tc, text_increments_zkl_kazoo);
   tcase_add_test(tc, sharedcount_and_zkl_both_ways);
   tcase_add_test(tc, sharedcount_listener_hears_zkl);
   tcase_add_test(tc, curator_write_wakes_zkl_wait);
+  tcase_add_test(tc, curator_other_format_is_eproto);
+  suite_add_tcase(su, tc);
+  /* kazoo's Counter with zkl: no Java, no Curator */
+  tc = it_tcase("counter-interop-kazoo");
+  tcase_add_unchecked_fixture(tc, kazoo_setup, it_peer_teardown);
+  tcase_add_test(tc, int32_increments_zkl_kazoo);
+  tcase_add_test(tc, text_increments_zkl_kazoo);
   tcase_add_test(tc, kazoo_write_wakes_zkl_wait);
   tcase_add_test(tc, kazoo_empty_node_reads_initial);
   tcase_add_test(tc, other_format_is_eproto);
