@@ -176,6 +176,29 @@ static void posts_are(int64_t *v, int n, int64_t base) {
                   i + 1, n, (long long)v[i], (long long)(base + 1 + i));
 }
 
+/* Two zkl objects (threads, one session) add 1 N_INC times each while
+ * the np peers (at most 2), already told to, do the same: every value one
+ * of them saw is one of base+1 .. base+(2+np)*N_INC, each once, and the
+ * counter ends at the last.  Its state then. */
+static zkl_count_t increments_beside(zkl_counter_t *a, zkl_counter_t *b,
+                                     it_peer_t *const *peers, int np,
+                                     int64_t base) {
+  static int64_t posts[4 * N_INC];
+  static adder_t x, y;
+  adder_start(&x, a);
+  adder_start(&y, b);
+  adder_join(&x, posts);
+  adder_join(&y, posts + N_INC);
+  for (int i = 0; i < np; i++)
+    peer_values(peers[i], posts + (2 + i) * N_INC, N_INC);
+  int n = (2 + np) * N_INC;
+  posts_are(posts, n, base);
+  zkl_count_t now;
+  ck_assert_int_eq(zkl_counter_get(b, &now), 0);
+  ck_assert_int_eq(now.value, base + n);
+  return now;
+}
+
 /* A zkl_counter_wait() blocked in a thread, for a peer's write to wake. */
 typedef struct waiter {
   zkl_counter_t *c;
@@ -243,20 +266,9 @@ START_TEST(int32_increments_zkl_curator_kazoo) {
   it_peer_t j, k;
   curator(&j);
   kazoo(&k);
-  static int64_t posts[4 * N_INC];
-  static adder_t x, y;
   it_peer_say(&j, "dai-inc %s %d", path, N_INC);
   it_peer_say(&k, "inc %s curator %d", path, N_INC);
-  adder_start(&x, a);
-  adder_start(&y, b);
-  adder_join(&x, posts);
-  adder_join(&y, posts + N_INC);
-  peer_values(&j, posts + 2 * N_INC, N_INC);
-  peer_values(&k, posts + 3 * N_INC, N_INC);
-  posts_are(posts, 4 * N_INC, 0);
-  zkl_count_t now;
-  ck_assert_int_eq(zkl_counter_get(a, &now), 0);
-  ck_assert_int_eq(now.value, 4 * N_INC);
+  zkl_count_t now = increments_beside(a, b, (it_peer_t *[]){&j, &k}, 2, 0);
   char hex[16];
   snprintf(hex, sizeof hex, "%08x", 4 * N_INC);
   ck_assert_int_eq(raw_is(s, path, hex), now.version);
@@ -285,18 +297,8 @@ START_TEST(int32_increments_zkl_kazoo) {
   zkl_counter_t *b = counter(s, path, ZKL_COUNTER_INT32, 0);
   it_peer_t k;
   kazoo(&k);
-  static int64_t posts[3 * N_INC];
-  static adder_t x, y;
   it_peer_say(&k, "inc %s curator %d", path, N_INC);
-  adder_start(&x, a);
-  adder_start(&y, b);
-  adder_join(&x, posts);
-  adder_join(&y, posts + N_INC);
-  peer_values(&k, posts + 2 * N_INC, N_INC);
-  posts_are(posts, 3 * N_INC, 0);
-  zkl_count_t now;
-  ck_assert_int_eq(zkl_counter_get(a, &now), 0);
-  ck_assert_int_eq(now.value, 3 * N_INC);
+  zkl_count_t now = increments_beside(a, b, (it_peer_t *[]){&k}, 1, 0);
   char hex[16];
   snprintf(hex, sizeof hex, "%08x", 3 * N_INC);
   ck_assert_int_eq(raw_is(s, path, hex), now.version);
@@ -327,19 +329,9 @@ START_TEST(int64_increments_zkl_curator) {
   it_peer_t j;
   curator(&j);
   it_peer_ask(&j, "ok 5000000000", "dal-get %s", path);
-  static int64_t posts[3 * N_INC];
-  static adder_t x, y;
   it_peer_say(&j, "dal-inc %s %d", path, N_INC);
-  adder_start(&x, a);
-  adder_start(&y, b);
-  adder_join(&x, posts);
-  adder_join(&y, posts + N_INC);
-  peer_values(&j, posts + 2 * N_INC, N_INC);
-  posts_are(posts, 3 * N_INC, base);
+  zkl_count_t now = increments_beside(a, b, (it_peer_t *[]){&j}, 1, base);
   const int64_t sum = base + 3 * N_INC;
-  zkl_count_t now;
-  ck_assert_int_eq(zkl_counter_get(b, &now), 0);
-  ck_assert_int_eq(now.value, sum);
   char hex[32], want[64];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum);
   ck_assert_int_eq(raw_is(s, path, hex), now.version);
@@ -371,18 +363,8 @@ START_TEST(text_increments_zkl_kazoo) {
   zkl_counter_t *b = counter(s, path, ZKL_COUNTER_TEXT, 0);
   it_peer_t k;
   kazoo(&k);
-  static int64_t posts[3 * N_INC];
-  static adder_t x, y;
   it_peer_say(&k, "inc %s text %d", path, N_INC);
-  adder_start(&x, a);
-  adder_start(&y, b);
-  adder_join(&x, posts);
-  adder_join(&y, posts + N_INC);
-  peer_values(&k, posts + 2 * N_INC, N_INC);
-  posts_are(posts, 3 * N_INC, 0);
-  zkl_count_t now;
-  ck_assert_int_eq(zkl_counter_get(a, &now), 0);
-  ck_assert_int_eq(now.value, 3 * N_INC);
+  zkl_count_t now = increments_beside(a, b, (it_peer_t *[]){&k}, 1, 0);
   char text[32], hex[80], want[64];
   snprintf(text, sizeof text, "%d", 3 * N_INC);
   for (size_t i = 0; text[i] != '\0'; i++)
