@@ -36,6 +36,7 @@ dist_man3_MANS = man/zkl.3 man/zkl_version.3 \
 	man/zkl_rwlock_watch_async.3 \
 	man/zkl_adapters.3 man/zkl_uv_attach.3 man/zkl_uv_detach.3 \
 	man/zkl_event_attach.3 man/zkl_event_detach.3 \
+	man/zkl_ev_attach.3 man/zkl_ev_detach.3 \
 	man/zkl_queue_claim.3 man/zkl_queue_ack.3 man/zkl_queue_nack.3 \
 	man/zkl_queue_claim_health.3 man/zkl_queue_claim_async.3 \
 	man/zkl_queue_ack_async.3 man/zkl_queue_nack_async.3 \

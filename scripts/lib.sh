@@ -6,11 +6,11 @@
 # Debian packages: compiler and autotools, the threaded ZooKeeper C client,
 # libuuid, Check, valgrind, and for the tests a real ZooKeeper server with
 # a headless JRE, kazoo for the interop tests, the harness's tools, and
-# libuv and libevent for the event-loop adapters' examples.
+# libuv, libevent and libev for the event-loop adapters' examples.
 ZKL_PACKAGES="gcc g++ make autoconf automake libtool pkg-config \
 libzookeeper-mt-dev uuid-dev check valgrind zookeeper default-jre-headless \
 python3 python3-kazoo default-jdk-headless libcurator-recipes-java iproute2 util-linux coreutils procps \
-docker-compose gnuplot-nox man-db libuv1-dev libevent-dev"
+docker-compose gnuplot-nox man-db libuv1-dev libevent-dev libev-dev"
 
 zkl_log() { printf '==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 

@@ -240,7 +240,7 @@ for name in "${pages[@]}"; do
         src=${roff%.roff}.c
         groff -Tascii -P-c -P-b -P-u -P-o "$roff" 2>/dev/null | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$src"
         missing=
-        for h in uv.h event2/event.h; do
+        for h in uv.h event2/event.h ev.h; do
             if grep -qx "#include <$h>" "$src" && ! has_header "$h"; then missing=$h; fi
         done
         if [[ -n $missing ]]; then
