@@ -80,15 +80,18 @@ typedef struct {
  * runs here, under the lock, as it always did. */
 static void zcall_done_locked(struct zcall *k, int rc, zcall_post_t *post) {
   k->rc = rc;
-  atomic_store(&k->done, 1);
-  pthread_cond_signal(&k->cv);
   post->fn = NULL;
   if (k->notify != NULL && k->notify_busy != NULL) {
+    /* counted before the answer shows: a waiter that sees it (ready()
+     * reads it without the lock) then finds the post counted, even if it
+     * ended without taking the lock */
     atomic_fetch_add(k->notify_busy, 1);
     *post = (zcall_post_t){k->notify, k->notify_arg, k->notify_busy};
-  } else if (k->notify != NULL) {
-    k->notify(k->notify_arg); /* only posts */
+    k->notify = NULL;
   }
+  atomic_store(&k->done, 1);
+  pthread_cond_signal(&k->cv);
+  if (k->notify != NULL) k->notify(k->notify_arg); /* only posts */
   k->notify = NULL;
   k->notify_busy = NULL;
 }
