@@ -444,11 +444,13 @@ int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline);
  * lock held: it may only post.  It is not called after the record was
  * waited for (a *_wait that timed out detaches it).  k may be NULL. */
 void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg);
-/* The same, but fn(arg) runs after the record's lock is released, so that
- * the thread it wakes finds the lock free.  *busy counts such calls under
- * way: it goes up before the record's lock is released and down once
- * fn has returned, so arg must outlive a nonzero count (its owner calls
- * zkl__zcall_busy_wait() before freeing it). */
+/* The same, but when the answer comes later, fn(arg) runs after the
+ * record's lock is released, so that the thread it wakes finds the lock
+ * free.  *busy counts such calls under way: it goes up before the answer
+ * shows (zkl__zcall_ready()) and down once fn has returned, so arg must
+ * outlive a nonzero count (its owner calls zkl__zcall_busy_wait() before
+ * freeing it).  An answer already in (or k NULL): fn(arg) runs at once, on
+ * the calling thread, uncounted, as zkl__zcall_notify() runs it. */
 void zkl__zcall_notify_busy(zkl__zcall_t *k, void (*fn)(void *), void *arg,
                             atomic_int *busy);
 /* Waits (yielding) until no notification counted in *busy is under way. */
