@@ -2303,7 +2303,8 @@ static int herd_settled(void *arg) {
   struct String_vector g = {0, NULL}, l = {0, NULL};
   it_children(h->obs, h->gate, &g);
   it_children(h->obs, h->leases, &l);
-  qsort(g.data, (size_t)g.count, sizeof *g.data, herd_by_seq);
+  if (g.count > 1) /* an empty listing's data is NULL (UBSan: qsort) */
+    qsort(g.data, (size_t)g.count, sizeof *g.data, herd_by_seq);
   h->why[0] = '\0';
   if (g.count != waiting) {
     snprintf(h->why, sizeof h->why, "%d gate nodes, %d acquirers waiting",
