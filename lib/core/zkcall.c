@@ -135,16 +135,26 @@ void zkl__zcall_busy_wait(atomic_int *busy) {
     sched_yield(); /* a notification is between the unlock and its end */
 }
 
-/* The handle was closed before the answer came: the request failed. */
-static void zcall_discard(zkl__inflight_t *op) {
-  struct zcall *k = (struct zcall *)op;
+/* The answer is in (st: its stat, or NULL), and the completion's
+ * reference dropped, in one hold of the lock; the waiter is woken after
+ * it. */
+static void zcall_finish(struct zcall *k, int rc, const struct Stat *st) {
   zcall_post_t post;
   pthread_mutex_lock(&k->mu);
-  zcall_done_locked(k, ZCLOSING, &post);
+  if (st != NULL) {
+    k->st = *st;
+    k->have_st = 1;
+  }
+  zcall_done_locked(k, rc, &post);
   int last = --k->refs == 0;
   pthread_mutex_unlock(&k->mu);
   zcall_post_run(&post);
   if (last) zcall_free(k);
+}
+
+/* The handle was closed before the answer came: the request failed. */
+static void zcall_discard(zkl__inflight_t *op) {
+  zcall_finish((struct zcall *)op, ZCLOSING, NULL);
 }
 
 static struct zcall *zcall_new(zkl_session_t *s) {
@@ -208,21 +218,10 @@ static void zcall_end(struct zcall *k, int zrc) {
   if (last) zcall_free(k);
 }
 
-/* The common ending of a completion: the answer in and the completion's
- * reference dropped in one hold of the lock, the waiter woken after it. */
+/* The common ending of a completion. */
 static void zcall_complete(struct zcall *k, int rc, const struct Stat *st) {
   zkl__inflight_remove(k->s, &k->link);
-  zcall_post_t post;
-  pthread_mutex_lock(&k->mu);
-  if (st != NULL) {
-    k->st = *st;
-    k->have_st = 1;
-  }
-  zcall_done_locked(k, rc, &post);
-  int last = --k->refs == 0;
-  pthread_mutex_unlock(&k->mu);
-  zcall_post_run(&post);
-  if (last) zcall_free(k);
+  zcall_finish(k, rc, st);
 }
 
 /* ---- completions -------------------------------------------------------- */
