@@ -239,6 +239,7 @@ static int queue_fill(zkl__contender_t *c, queue_t *q,
   zkl__node_t near[WINDOW]; /* ascending; names borrowed from kids */
   size_t n = 0;
   c->ahead = 0;
+  if (kids->count > 1) c->contended = 1; /* someone besides us */
   for (int i = 0; i < kids->count; i++) {
     zkl__node_t x;
     if (strcmp(kids->data[i], self) == 0) {
@@ -288,6 +289,7 @@ static int queue_guess(zkl__contender_t *c, queue_t *q) {
   q->more = 1;
   q->self_seen = 1;
   q->listed = 1;
+  c->contended = 1; /* a queue too long to list */
   return 0;
 }
 
@@ -940,6 +942,7 @@ static int listing_fill(zkl__op_t *o) {
       return -1;
     }
   }
+  if (l->kids.count > 1) c->contended = 1; /* someone besides us */
   q->listed = 1;
   return 0;
 }
@@ -1447,6 +1450,7 @@ static int op_wait_turn(zkl__op_t *o) {
       break;
     }
     o->left = STILL_THERE;
+    c->contended = 1;
     /* the name stays in the queue (and valid) until the wait is over */
     PT_CALL(pt, o->turn_rc,
             op_watch_and_wait(o, q->lower[o->idx].name));
@@ -1572,6 +1576,7 @@ static int op_acquire(zkl__op_t *o) {
     if (o->rc != 0) PT_RETURN(pt, o->rc);
   }
   o->granted = 0;
+  c->contended = 0; /* set by what the acquisition sees (queue_fill, ...) */
   for (o->attempt = 0; o->attempt < 3;) {
     if (c->premade) { /* made by the recipe: queued already, or gone */
       memset(&o->q, 0, sizeof o->q);
@@ -1649,7 +1654,16 @@ static int op_release(zkl__op_t *o) {
     c->dl = zkl__deadline_after_ms(zkl_session_timeout(c->s));
     o->deadline = ZKL__TRY;
   }
-  PT_CALL(pt, o->rc, op_delete_node(o, c->drv->tells_release, o->deadline));
+  /* The mark spares the waiter behind us a read of its own node (it
+   * tells that we left as holder).  A hold whose acquisition saw nobody
+   * else under the root leaves with a plain delete, as the floor's: a
+   * smaller request and less work for the server.  A waiter that came
+   * during the hold sees a departure without a mark and reads its own
+   * node once before its grant (op_wait_turn), as after a holder whose
+   * session ended: a missing mark is never unsafe. */
+  PT_CALL(pt, o->rc,
+          op_delete_node(o, c->drv->tells_release && c->contended,
+                         o->deadline));
   PT_RETURN(pt, o->rc);
   PT_END(pt);
   return 0;

@@ -70,6 +70,11 @@ typedef struct zkl__contender {
   int64_t dl;                   /* deadline of each request of the call
                                    in progress                            */
   int no_mark;                  /* our node refused the release's write   */
+  int contended;                /* the acquisition of the hold saw another
+                                   child under the root, guessed its queue
+                                   or waited: its release marks (else a
+                                   plain delete, as the floor's; a waiter
+                                   come since reads its own node once) */
   int tagged;                   /* names "w-<marker><seq>", computable from
                                    the sequence, and the prefix leads the
                                    data instead: a contender joins a long

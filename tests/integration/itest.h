@@ -74,8 +74,9 @@ Suite *multilock_interop_suite(void); /* test-multilock-interop.c */
 Suite *curator_interop_suite(void); /* test-curator-interop.c */
 Suite *observe_suite(void); /* test-observe.c */
 
-/* Adds an ephemeral non-contender child to root, so that the server does
- * not reap the (container) root while the test still reads its data. */
+/* Adds an ephemeral non-contender child to root (made first, as a
+ * container, if missing), so that the server does not reap the root while
+ * the test still reads its data. */
 void it_keep_root(zkl_session_t *s, const char *root);
 
 /* A mutex object on path, asserting success. */

@@ -608,6 +608,132 @@ START_TEST(waiter_lists_again_when_its_predecessors_give_up) {
 }
 END_TEST
 
+/* ---- the release mark, only after a contended hold ------------------------ */
+
+static zkl_session_stats_t stats_of(zkl_session_t *s) {
+  zkl_session_stats_t st;
+  ck_assert_int_eq(zkl_session_stats(s, &st, sizeof st), 0);
+  return st;
+}
+
+/* The session's one acquisition waits, its watches armed on its
+ * predecessor and on its own node. */
+static int waits_watching(void *arg) {
+  zkl_session_stats_t st;
+  if (zkl_session_stats(arg, &st, sizeof st) != 0) return 0;
+  return st.waiting == 1 && st.watches >= 2;
+}
+
+/* A thread that locks, holds until told, then unlocks (ownership is per
+ * thread). */
+struct holder {
+  zkl_mutex_t *m;
+  int rc, unlock_rc;
+  int granted, release; /* atomic */
+  uint64_t token;
+  pthread_t th;
+};
+
+static void *holder_main(void *arg) {
+  struct holder *h = arg;
+  h->rc = zkl_mutex_lock(h->m);
+  if (h->rc == 0) zkl_mutex_token(h->m, &h->token);
+  __atomic_store_n(&h->granted, 1, __ATOMIC_SEQ_CST);
+  while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST)) it_sleep_ms(2);
+  h->unlock_rc = h->rc == 0 ? zkl_mutex_unlock(h->m) : 0;
+  return NULL;
+}
+
+static int holder_granted(void *arg) {
+  return __atomic_load_n(&((struct holder *)arg)->granted, __ATOMIC_SEQ_CST);
+}
+
+/* A hold whose acquisition saw nobody else releases with a plain delete
+ * (the floor's release); the waiter that came during it reads its own
+ * node once and is granted.  A hold that waited (or saw others) releases
+ * with the mark (a multi: setData + delete), and the waiter behind it is
+ * granted without any read.  Counted with each session's own counters. */
+START_TEST(release_marks_only_a_contended_hold) {
+  char root[128];
+  it_root(root, sizeof root, "mark");
+  zkl_session_t *a = it_session(), *b = it_session(), *c = it_session();
+  zkl_mutex_t *ma = it_mutex(a, root), *mb = it_mutex(b, root),
+              *mc = it_mutex(c, root);
+
+  /* alone: lock and unlock, no mark */
+  zkl_session_stats_t a0 = stats_of(a);
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  zkl_session_stats_t a1 = stats_of(a);
+  ck_assert_uint_eq(a1.multis - a0.multis, 0);
+  ck_assert_uint_eq(a1.sets - a0.sets, 0);
+  ck_assert_uint_eq(a1.deletes - a0.deletes, 1);
+
+  /* a holds alone; b comes during the hold and waits */
+  uint64_t ta = 0;
+  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
+  ck_assert_int_eq(zkl_mutex_token(ma, &ta), 0);
+  struct holder hb = {.m = mb}, hc = {.m = mc};
+  pthread_create(&hb.th, NULL, holder_main, &hb);
+  ck_assert_msg(it_wait_until(waits_watching, b, 10000),
+                "b does not wait with its watches");
+  zkl_session_stats_t b0 = stats_of(b);
+  a0 = stats_of(a);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  a1 = stats_of(a);
+  ck_assert_uint_eq(a1.multis - a0.multis, 0); /* uncontended: plain */
+  ck_assert_uint_eq(a1.deletes - a0.deletes, 1);
+  ck_assert_msg(it_wait_until(holder_granted, &hb, 10000), "b not granted");
+  ck_assert_int_eq(hb.rc, 0);
+  ck_assert_uint_gt(hb.token, ta);
+  zkl_session_stats_t b1 = stats_of(b);
+  /* no mark: b read its own node before the grant, and nothing else */
+  ck_assert_uint_eq(b1.exists - b0.exists, 1);
+  ck_assert_uint_eq(b1.children - b0.children, 0);
+
+  /* b waited, so its hold marks: c, waiting behind it, reads nothing */
+  pthread_create(&hc.th, NULL, holder_main, &hc);
+  ck_assert_msg(it_wait_until(waits_watching, c, 10000),
+                "c does not wait with its watches");
+  zkl_session_stats_t c0 = stats_of(c);
+  b0 = stats_of(b);
+  __atomic_store_n(&hb.release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(hb.th, NULL);
+  ck_assert_int_eq(hb.unlock_rc, 0);
+  b1 = stats_of(b);
+  ck_assert_uint_eq(b1.multis - b0.multis, 1); /* the marked release */
+  ck_assert_uint_eq(b1.deletes - b0.deletes, 0);
+  ck_assert_msg(it_wait_until(holder_granted, &hc, 10000), "c not granted");
+  ck_assert_int_eq(hc.rc, 0);
+  ck_assert_uint_gt(hc.token, hb.token);
+  zkl_session_stats_t c1 = stats_of(c);
+  ck_assert_uint_eq(c1.exists - c0.exists, 0);
+  ck_assert_uint_eq(c1.gets - c0.gets, 0);
+  ck_assert_uint_eq(c1.children - c0.children, 0);
+  c0 = c1;
+  __atomic_store_n(&hc.release, 1, __ATOMIC_SEQ_CST);
+  pthread_join(hc.th, NULL);
+  ck_assert_int_eq(hc.unlock_rc, 0);
+  c1 = stats_of(c);
+  ck_assert_uint_eq(c1.multis - c0.multis, 1); /* c waited: it marks */
+
+  /* the next uncontended hold of b goes back to a plain delete */
+  b0 = stats_of(b);
+  ck_assert_int_eq(zkl_mutex_lock(mb), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
+  b1 = stats_of(b);
+  ck_assert_uint_eq(b1.multis - b0.multis, 0);
+  ck_assert_uint_eq(b1.deletes - b0.deletes, 1);
+  ck_assert_int_eq(it_children(a, root, NULL), 0);
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(a);
+  zkl_session_close(b);
+  zkl_session_close(c);
+}
+END_TEST
+
 START_TEST(token_is_node_czxid) {
   char root[128], node[1024];
   it_root(root, sizeof root, "token");
@@ -749,6 +875,7 @@ Suite *mutex_suite(void) {
   tcase_add_test(tc, waiter_behind_abandoning_waiter);
   tcase_add_test(tc, waiter_lists_again_when_its_predecessors_give_up);
   tcase_add_test(tc, token_is_node_czxid);
+  tcase_add_test(tc, release_marks_only_a_contended_hold);
   suite_add_tcase(su, tc);
   tc = it_tcase("exit");
   tcase_add_test(tc, process_exit_frees_the_lock);

@@ -60,32 +60,40 @@ START_TEST(create_reply_lost) {
 }
 END_TEST
 
-/* The release (multi: change our node's data, delete it) is applied but
- * its reply is lost: unlock retries, finds the node gone, and reports
- * success truthfully.  The multi is what was applied (the node's watcher
- * heard its data change), not a fallback delete. */
+/* The release is applied but its reply is lost: unlock retries, finds the
+ * node gone, and reports success truthfully.  After a contended hold (here
+ * the keeper node was there when we listed) the release is the multi that
+ * changes our node's data and deletes it, and that multi is what was
+ * applied (the node's watcher heard its data change), not a fallback
+ * delete; after a hold that saw nobody else, a plain delete (the watcher
+ * hears the deletion). */
 START_TEST(release_reply_lost) {
   if (!single_server()) return;
-  char root[128];
-  it_root(root, sizeof root, "cut-delete");
-  it_proxy_t *x = it_proxy_start();
-  zkl_session_t *s = via(x, 10000), *d = it_session();
-  zkl_mutex_t *m = it_mutex(s, root);
-  ck_assert_int_eq(zkl_mutex_lock(m), 0);
-  it_keep_root(d, root); /* so the server does not reap it before we look */
-  char node[512];
-  ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
-  it_watch_t w;
-  it_watch_node(d, node, &w);
-  it_proxy_cut_after(x, OP_MULTI);
-  ck_assert_int_eq(zkl_mutex_unlock(m), 0);
-  ck_assert_int_eq(it_proxy_cuts(x), 1);
-  ck_assert_int_eq(it_children(d, root, NULL), 1); /* the keeper only */
-  ck_assert_int_eq(it_heard(&w, 5000), ZOO_CHANGED_EVENT);
-  zkl_mutex_destroy(m);
-  zkl_session_close(s);
-  zkl_session_close(d);
-  it_proxy_stop(x);
+  for (int contended = 1; contended >= 0; contended--) {
+    char root[128];
+    it_root(root, sizeof root, contended ? "cut-multi" : "cut-delete");
+    it_proxy_t *x = it_proxy_start();
+    zkl_session_t *s = via(x, 10000), *d = it_session();
+    zkl_mutex_t *m = it_mutex(s, root);
+    /* the keeper keeps the root from being reaped before we look */
+    if (contended) it_keep_root(d, root);
+    ck_assert_int_eq(zkl_mutex_lock(m), 0);
+    if (!contended) it_keep_root(d, root);
+    char node[512];
+    ck_assert_int_eq(zkl_mutex_node(m, node, sizeof node), 0);
+    it_watch_t w;
+    it_watch_node(d, node, &w);
+    it_proxy_cut_after(x, contended ? OP_MULTI : ZOO_DELETE_OP);
+    ck_assert_int_eq(zkl_mutex_unlock(m), 0);
+    ck_assert_int_eq(it_proxy_cuts(x), 1);
+    ck_assert_int_eq(it_children(d, root, NULL), 1); /* the keeper only */
+    ck_assert_int_eq(it_heard(&w, 5000),
+                     contended ? ZOO_CHANGED_EVENT : ZOO_DELETED_EVENT);
+    zkl_mutex_destroy(m);
+    zkl_session_close(s);
+    zkl_session_close(d);
+    it_proxy_stop(x);
+  }
 }
 END_TEST
 

@@ -99,9 +99,20 @@ void it_harness(const char *verb) {
 
 void it_keep_root(zkl_session_t *s, const char *root) {
   char path[512];
+  zhandle_t *zh = zkl_session_zhandle(s);
   snprintf(path, sizeof path, "%s/keeper", root);
-  int rc = zoo_create(zkl_session_zhandle(s), path, NULL, -1,
-                      &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  int rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                      NULL, 0);
+  if (rc == ZNONODE) { /* no root yet: a container, as zkl makes it */
+    char parent[512];
+    snprintf(parent, sizeof parent, "%s", root);
+    *strrchr(parent, '/') = '\0';
+    zoo_create(zh, parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+    zoo_create(zh, root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL,
+               0);
+    rc = zoo_create(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                    NULL, 0);
+  }
   ck_assert_msg(rc == ZOK, "create %s: %s", path, zerror(rc));
 }
 
