@@ -6,7 +6,12 @@
 // on one client each cycling a mutex of its own path (S14), on the same
 // server in the same run as zkl's, so that the report shows zkl/Curator
 // ratios measured side by side.  zkl-bench compiles it at run time (javac,
-// into a temporary directory) and runs it right after its own scenario:
+// into a temporary directory) and runs it for its own scenario: right after
+// it (S6, S11-S13), or taking turns with its runs (S1, S3, S14: with
+// ZKL_BENCH_TURNS=B in the environment, before each unit of its work, a
+// case's setup and warm-up, one run, each block of B cycles of S1 and S1's
+// counted window, it prints "@zkl-turn" on stdout and waits for a line on
+// stdin; see bench/peers.c):
 //
 //   java -cp ... CuratorBench cycle HOSTS ROOT ITERS CSV            (S1)
 //   java -cp ... CuratorBench handoff HOSTS ROOT NS DURATION REPS CSV (S3)
@@ -80,8 +85,10 @@
 // Exit status 0, or 1 after "CuratorBench: error: ..." on
 // stderr.  A watchdog halts the process if a run never ends.  The nodes
 // stay: ROOT is zkl-bench's private tree, which it deletes at the end.
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -252,8 +259,30 @@ public class CuratorBench {
     return true;
   }
 
-  // Halts the process if the run is not over after `ms` milliseconds.
-  static void watchdog(long ms) {
+  // Taking turns with zkl-bench (S1, S3, S14): S1's cycles per turn, 0
+  // when not.
+  static final int TURN_BLOCK = turnBlock();
+  static BufferedReader turnIn;
+
+  static int turnBlock() {
+    String v = System.getenv("ZKL_BENCH_TURNS");
+    return v == null || v.isEmpty() ? 0 : Integer.parseInt(v);
+  }
+
+  // Waits for zkl-bench to give us our turn.
+  static void turn() throws Exception {
+    if (TURN_BLOCK == 0) return;
+    System.out.println("@zkl-turn");
+    System.out.flush();
+    if (turnIn == null)
+      turnIn = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    if (turnIn.readLine() == null) throw new Exception("zkl-bench ended the turns");
+  }
+
+  // Halts the process if the run is not over after `ms` milliseconds (in
+  // turns, with the others' runs between ours: four times as long).
+  static void watchdog(long ms0) {
+    long ms = TURN_BLOCK > 0 ? 4 * ms0 : ms0;
     Thread t = new Thread(() -> {
       try {
         Thread.sleep(ms);
@@ -733,15 +762,21 @@ public class CuratorBench {
     CuratorFramework c = client();
     try {
       InterProcessMutex m = new InterProcessMutex(c, a[1] + "/s1-curator");
+      turn();
       for (int i = 0; i < Math.max(20, Math.min(iters, WARM_CYCLES)); i++) lockCycle(m);
       List<Double> lat = new ArrayList<>();
-      for (int i = 0; i < iters; i++) {
-        long t0 = System.nanoTime();
-        lockCycle(m);
-        lat.add((System.nanoTime() - t0) / 1e3);
+      int block = TURN_BLOCK > 0 ? TURN_BLOCK : Math.max(iters, 1);
+      for (int done = 0; done < iters; done += block) {
+        turn();
+        for (int i = 0; i < Math.min(block, iters - done); i++) {
+          long t0 = System.nanoTime();
+          lockCycle(m);
+          lat.add((System.nanoTime() - t0) / 1e3);
+        }
       }
       add("cycle", "latency", "us", quantile(lat, 0.5), quantile(lat, 0.99), lat.size());
       int k = Math.min(iters, COUNT_OPS);
+      turn();
       Map<String, Double> s0 = sample();
       double c0 = cpuNs();
       for (int i = 0; i < k; i++) lockCycle(m);
@@ -871,6 +906,7 @@ public class CuratorBench {
                      (root, n, durationS, reps, h) -> {
       CuratorFramework[] clients = new CuratorFramework[n];
       InterProcessMutex[] locks = new InterProcessMutex[n];
+      turn(); // the case's setup and warm-up
       try {
         for (int i = 0; i < n; i++) {
           clients[i] = client();
@@ -878,8 +914,10 @@ public class CuratorBench {
         }
         // warm, unmeasured: the JIT compiles the client's and Curator's paths
         handoffOnce(locks, Math.min(durationS, WARM_S), null);
-        for (int rep = 0; rep < reps && errors.isEmpty(); rep++)
+        for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+          turn();
           handoffOnce(locks, durationS, h);
+        }
       } finally {
         for (CuratorFramework c : clients)
           if (c != null) c.close();
@@ -999,6 +1037,7 @@ public class CuratorBench {
   static int aggregateMain(String[] a) throws Exception {
     return timedMain(a, "14", "aggregate", "T", "cycles/s", "cycle",
                      (root, t, durationS, reps, tl) -> {
+      turn(); // the case's setup and warm-up
       CuratorFramework c = client();
       try {
         InterProcessMutex[] locks = new InterProcessMutex[t];
@@ -1010,6 +1049,7 @@ public class CuratorBench {
                    return true;
                  });
         for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+          turn();
           Crew r = new Crew();
           r.runFor(t, durationS, "S14 T=" + t, me -> {
             long t0 = System.nanoTime();

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <zookeeper/zookeeper.h>
 
 #include "zkl.h"
@@ -427,6 +428,59 @@ void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The admin session of the run (raw): setup, cleanup, listings. */
 extern zhandle_t *bench_admin;
+
+/* ---- the peers: kazoo and Curator (peers.c) ------------------------------- */
+
+/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9-14. */
+#define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
+                         (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | \
+                         (1u << 14))
+/* The scenarios bench/CuratorBench.java has: 1, 3, 6, 11-14. */
+#define CURATOR_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 11) | \
+                           (1u << 12) | (1u << 13) | (1u << 14))
+
+/* The scenarios whose peers take turns with the floor and zkl, run by
+ * run (their targets compare zkl with a peer): 1, 3, 14.  The others' peers
+ * run after ours, in a window of their own. */
+#define BENCH_TURN_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 14))
+/* S1: cycles per turn, of every implementation (sc-cycle.c's block; the
+ * peers get it in ZKL_BENCH_TURNS) */
+#define BENCH_TURN_BLOCK 50
+
+/* A peer's process running a scenario in turns: see peers.c. */
+typedef struct bench_peer {
+  const char *name;   /* "kazoo", "curator": its rows' impl            */
+  int id;             /* the scenario                                  */
+  pid_t pid;          /* 0 once it ended (reaped)                      */
+  int status;         /* its exit status once it ended, -1 unknown     */
+  int to, from;       /* its stdin, its stdout                         */
+  char buf[1024];     /* its stdout, up to a line                      */
+  size_t len;
+  int turns;          /* turns it was given                            */
+  char csv[512];      /* where it writes its rows                      */
+  int64_t t0;
+} bench_peer_t;
+
+typedef struct bench_peers {
+  bench_peer_t p[2];
+  int n;
+} bench_peers_t;
+
+/* The peers of scenario id that run here (--kazoo, --curator), started
+ * in turn mode; each waits at its first turn when this returns (ps->n
+ * may be 0). */
+void bench_peers_start(bench_peers_t *ps, const bench_opts_t *o, int id);
+/* One unit of p's work (see peers.c); returns when it is done.  A peer
+ * that ended or failed is skipped (reported once, at bench_peers_end). */
+void bench_peer_turn(bench_peer_t *p);
+/* Each peer's turn, in order (ps may be NULL). */
+void bench_peers_turn(bench_peers_t *ps);
+/* Waits for the peers' end and merges their rows (ps may be NULL). */
+void bench_peers_end(bench_peers_t *ps);
+/* Scenario id's peers, each its whole run after ours, rows merged. */
+void bench_peers_after(const bench_opts_t *o, int id);
+/* Removes what the peers left (CuratorBench's classes). */
+void bench_peers_cleanup(void);
 
 /* ---- the scenarios ------------------------------------------------------------ */
 

@@ -14,9 +14,15 @@ report shows zkl/kazoo ratios measured side by side.
         [--csv FILE] [--no-table]
 
 Rows are written in zkl-bench's CSV format (impl "kazoo"); zkl-bench runs
-this script itself after each of its own scenarios (--only N) and merges the
+this script itself for each of its own scenarios (--only N) and merges the
 rows, or takes them from an earlier run with --merge FILE; either way it
 judges the zkl/kazoo targets.
+
+With ZKL_BENCH_TURNS=B in the environment (zkl-bench sets it for S1, S3 and
+S14, see bench/peers.c) the script takes turns with zkl-bench's own runs:
+before each unit of its work (a case's setup, one run, S1's warm-up, each
+block of B cycles and the counted window) it prints "@zkl-turn" on stdout
+and waits for a line on stdin.
 
 S1  kazoo Lock acquire+release, one client alone.
 S3  N contenders, each a process of its own with its own session (a Python
@@ -96,6 +102,19 @@ logging.basicConfig(level=logging.CRITICAL)
 
 WAIT_S = 10.0
 LOCK_TIMEOUT_S = 60.0
+
+# taking turns with zkl-bench: S1's cycles per turn, 0 when not
+TURN_BLOCK = int(os.environ.get("ZKL_BENCH_TURNS") or 0)
+
+
+def turn():
+    """Waits for zkl-bench to give us our turn (ZKL_BENCH_TURNS)."""
+    if not TURN_BLOCK:
+        return
+    sys.stdout.write("@zkl-turn\n")
+    sys.stdout.flush()
+    if not sys.stdin.readline():
+        raise Exception("zkl-bench ended the turns")
 
 
 def now_ns():
@@ -275,17 +294,22 @@ def s1(args, root):
     path = root + "/s1"
     lock = zk.Lock(path, "kazoo-bench")
     try:
+        turn()
         for _ in range(min(20, args.iters)):
             lock.acquire(timeout=LOCK_TIMEOUT_S)
             lock.release()
         lat = []
-        for _ in range(args.iters):
-            t0 = now_ns()
-            lock.acquire(timeout=LOCK_TIMEOUT_S)
-            lock.release()
-            lat.append((now_ns() - t0) / 1e3)
+        block = TURN_BLOCK or args.iters
+        for done in range(0, args.iters, block):
+            turn()
+            for _ in range(min(block, args.iters - done)):
+                t0 = now_ns()
+                lock.acquire(timeout=LOCK_TIMEOUT_S)
+                lock.release()
+                lat.append((now_ns() - t0) / 1e3)
         add_samples("1", "cycle", "latency", "us", lat)
         k = min(args.iters, 200)
+        turn()
         a = srv_sample(args.hosts)
         for _ in range(k):
             lock.acquire(timeout=LOCK_TIMEOUT_S)
@@ -389,7 +413,9 @@ def s3_once(args, root, n):
 
 def s3_run(args, root, n):
     rates, per, lat, total, srv = [], [0] * n, [], 0, None
+    turn()  # the case's setup: none (each run starts its processes)
     for _ in range(args.reps):
+        turn()
         rate, counts, tot, l, d = s3_once(args, root, n)
         rates.append(rate)
         for i, c in enumerate(counts):
@@ -1325,7 +1351,9 @@ def s14(args, root):
     for t in (int(x) for x in args.agg_threads.split(",")):
         case = "T=%d" % t
         rates, per, lat, srv, cpu = [], [0] * t, [], None, 0.0
+        turn()  # the case's setup: none (each run has its client)
         for _ in range(args.reps):
+            turn()
             zk = client(args.hosts)
             run = AggRun(t, args.agg_duration)
             try:

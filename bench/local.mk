@@ -11,7 +11,7 @@ bench_zkl_bench_SOURCES = bench/bench.h bench/zkl-bench.c bench/stats.c \
 	bench/server.c bench/floor.c bench/targets.c bench/sc-cycle.c \
 	bench/sc-handoff.c bench/sc-queue.c bench/sc-election.c bench/sc-async.c \
 	bench/sc-dqueue.c bench/sc-counter.c bench/sc-multilock.c \
-	bench/sc-semaphore.c bench/sc-aggregate.c
+	bench/sc-semaphore.c bench/sc-aggregate.c bench/peers.c
 # where zkl-bench finds kazoo_bench.py and CuratorBench.java (--kazoo-script,
 # --curator-src override them)
 bench_zkl_bench_CFLAGS = $(AM_CFLAGS) $(UUID_CFLAGS) \

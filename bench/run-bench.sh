@@ -18,20 +18,21 @@
 #             only, the server rows summed over the three (every server
 #             fsyncs every transaction; ZKL_BENCH_SERVERS names them to the
 #             bench programs)
-# and runs, against them, bench/kazoo_bench.py (scenarios 1, 3, 6,
-# 9 to 14 with Debian's python3-kazoo, /usr/bin/python3) and then
-# zkl-bench, which merges kazoo's rows into its table, CSV and targets
-# (--merge: it does not run kazoo itself then), and itself runs Curator's
-# side of S1, S3, S6 and S11-S14 (bench/CuratorBench.java, compiled with javac into a
-# temporary directory; not with --quick, unless "-- --curator yes").  It checks from the
+# and runs zkl-bench against them.  zkl-bench itself runs kazoo's side
+# (bench/kazoo_bench.py: scenarios 1, 3, 6, 9 to 14 with Debian's
+# python3-kazoo, /usr/bin/python3) and Curator's (bench/CuratorBench.java:
+# S1, S3, S6 and S11-S14, compiled with javac into a temporary directory;
+# not with --quick, unless "-- --curator yes") and merges their rows into
+# its table, CSV and targets; in S1, S3 and S14 the peers take turns with
+# the floor and zkl, run by run (bench/peers.c).  It checks from the
 # server's own fsync counter that the config took effect.
 #
-# --only LIST (e.g. 1,3,6,14) runs those scenarios only, kazoo's and
-# zkl-bench's alike (the ensemble: those of 1, 3 and 14 among them).
+# --only LIST (e.g. 1,3,6,14) runs those scenarios only, the peers' too
+# (the ensemble: those of 1, 3 and 14 among them).
 #
 # Writes into DIR (default bench-out):
 #   table-<config>.txt    zkl-bench's table and targets
-#   zkl-bench-<config>.csv, kazoo-<config>.csv
+#   zkl-bench-<config>.csv every row of the config, the peers' too
 #   bench.csv             every row of every config
 #   summary.md            configs side by side (markdown), targets first
 #   handoffs.png          handoffs/s vs N: floor, zkl, kazoo, zkl-loop, Curator
@@ -81,10 +82,8 @@ if ! zkh_available; then
     exit 1
 fi
 py=/usr/bin/python3   # Debian's python, where python3-kazoo lives
-kazoo=1
 if ! "$py" -c 'import kazoo' 2>/dev/null; then
     printf '%s: warning: %s has no kazoo (apt-get install python3-kazoo): kazoo columns stay empty\n' "$me" "$py" >&2
-    kazoo=0
 fi
 mkdir -p -- "$out"
 out=$(cd -- "$out" && pwd -P)
@@ -169,20 +168,8 @@ for config in $configs; do
         export ZKL_BENCH_SERVERS=$ZKH_HOSTS
     fi
     printf '%s: %s: ZooKeeper on %s (%s), data in %s; clients on %s\n' "$me" "$config" "$ZKH_HOSTS" "$cfg" "$zkdir" "$hosts"
-    kcsv=$out/kazoo-$config.csv
-    merge=()
-    rm -f -- "$kcsv"
-    if ((kazoo)); then
-        rc=0
-        run "$py" "$here/kazoo_bench.py" -s "$hosts" "${quick[@]}" "${only[@]}" --csv "$kcsv" || rc=$?
-        if ((rc != 0)); then
-            printf '%s: %s: kazoo_bench.py failed (exit status %s)\n' "$me" "$config" "$rc" >&2
-            status=1
-        fi
-        if [[ -s $kcsv ]]; then merge=(--merge "$kcsv"); fi
-    fi
     rc=0
-    run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${only[@]}" "${merge[@]}" \
+    run "$bench" -s "$hosts" --config "$config" "${quick[@]}" "${only[@]}" \
         --csv "$out/zkl-bench-$config.csv" "${extra[@]}" >"$out/table-$config.txt" || rc=$?
     if ((rc != 0)); then
         if ((rc > 128)); then why="killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128)))"; else why="exit status $rc"; fi

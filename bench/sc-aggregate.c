@@ -6,9 +6,9 @@
  * locks at once.
  *       floor         ONE raw zhandle shared by the T threads: the
  *                     pipelined cycle (create EPHEMERAL_SEQUENTIAL and
- *                     getChildren sent back to back, then the release
- *                     multi that changes the node's data and deletes it,
- *                     as zkl does: floor_cycle_pipelined(..., 1))
+ *                     getChildren sent back to back, then a delete, as
+ *                     zkl releases a hold nobody contended:
+ *                     floor_cycle_pipelined(..., 0))
  *       zkl           ONE zkl session, a zkl_mutex per thread on its path
  *       zkl-sessions  a zkl session per thread, a zkl_mutex each
  *     --reps runs of each in turns (the order rotating); the median run's
@@ -17,10 +17,10 @@
  *     the server's work and this process's CPU per cycle.  kazoo's side
  *     (bench/kazoo_bench.py: T Python threads on ONE KazooClient, a Lock
  *     each) and Curator's (bench/CuratorBench.java: T Java threads on ONE
- *     CuratorFramework, an InterProcessMutex each) are run by zkl-bench.c
- *     after this, with the same figures, and report the same rows; once
- *     they are merged, sc_aggregate_ratios() adds zkl / curator and zkl /
- *     kazoo cycles/s rows. */
+ *     CuratorFramework, an InterProcessMutex each) take their runs in the
+ *     same rotation (bench/peers.c), with the same figures, and report the
+ *     same rows; once they are merged, sc_aggregate_ratios() adds zkl /
+ *     curator and zkl / kazoo cycles/s rows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +58,7 @@ struct agg_run {
 static int agg_cycle(agg_worker_t *w) {
   agg_run_t *r = w->r;
   if (r->impl == I_FLOOR) {
-    int zrc = floor_cycle_pipelined(r->zh, w->path, 1);
+    int zrc = floor_cycle_pipelined(r->zh, w->path, 0);
     if (zrc != ZOK) bench_fail("S14 floor: %s", zerror(zrc));
     return zrc;
   }
@@ -113,6 +113,7 @@ typedef struct agg_tally {
   samples_t lat[N_IMPLS];  /* µs, every cycle of every run */
   const bench_opts_t *o;
   int threads;
+  bench_peers_t *peers;    /* kazoo's and Curator's runs: their turns */
 } agg_tally_t;
 
 /* One run of impl with a->threads threads; adds to a.  0 or -1
@@ -120,6 +121,10 @@ typedef struct agg_tally {
 static int run_once(void *arg, int impl) {
   agg_tally_t *a = arg;
   const bench_opts_t *o = a->o;
+  if (impl >= N_IMPLS) { /* a peer's run */
+    bench_peer_turn(&a->peers->p[impl - N_IMPLS]);
+    return 0;
+  }
   int t = a->threads;
   char leaf[64], dir[256];
   snprintf(leaf, sizeof leaf, "s14-%s", impl_names[impl]);
@@ -166,15 +171,20 @@ out:
 }
 
 void sc_aggregate(const bench_opts_t *o) {
+  bench_peers_t peers;
+  bench_peers_start(&peers, o, 14);
   for (int ti = 0; ti < o->n_agg_threads; ti++) {
     agg_tally_t a;
     memset(&a, 0, sizeof a);
     a.o = o;
     a.threads = o->agg_threads[ti];
+    a.peers = &peers;
     char kase[24];
     snprintf(kase, sizeof kase, "T=%d", a.threads);
-    int ok = bench_tallies_init(a.t, N_IMPLS, a.threads) == 0 &&
-             bench_rotate(o->reps, N_IMPLS, run_once, &a) == 0;
+    int ok = bench_tallies_init(a.t, N_IMPLS, a.threads) == 0;
+    if (ok) bench_peers_turn(&peers); /* their setup and warm-up */
+    ok = ok &&
+         bench_rotate(o->reps, N_IMPLS + peers.n, run_once, &a) == 0;
     for (int i = 0; i < N_IMPLS; i++) {
       if (ok) {
         bench_tally_report(&a.t[i], "14", kase, impl_names[i], "cycles/s",
@@ -188,6 +198,7 @@ void sc_aggregate(const bench_opts_t *o) {
     printf("  S14 %s done\n", kase);
     if (!ok) break;
   }
+  bench_peers_end(&peers);
 }
 
 void sc_aggregate_ratios(const bench_opts_t *o) {

@@ -4,9 +4,10 @@
  *     delete by hand (each after the other's answer), against the same
  *     with create and getChildren sent back to back (floor-pipe), and with
  *     the delete made a multi that first changes the node's data as zkl's
- *     unlock does (floor-mark: what telling the release costs).  The
- *     variants take turns in blocks, so that a machine shared with other
- *     jobs slows them alike.
+ *     unlock of a contended hold does (floor-mark: what telling the
+ *     release costs).  The variants take turns in blocks, kazoo's and
+ *     Curator's cycles too (bench/peers.c), so that the disk and a machine
+ *     shared with other jobs slow them alike.
  * S2: trylock on a lock another session holds: its latency against one
  *     raw getChildren, and what the server saw: requests, writes, the zxid
  *     and the lock root's cversion, which must not move. */
@@ -16,7 +17,7 @@
 
 #include "bench.h"
 
-#define BLOCK 50        /* operations per turn                          */
+#define BLOCK BENCH_TURN_BLOCK /* operations per turn (the peers' too) */
 #define COUNT_OPS 500   /* operations of a counted (mntr) window, at most */
 
 typedef struct cycle_ctx {
@@ -79,9 +80,12 @@ void sc_uncontended(const bench_opts_t *o) {
   }
   samples_t lat[N_VARIANTS];
   memset(lat, 0, sizeof lat);
+  bench_peers_t peers; /* kazoo's and Curator's cycles: their turns */
+  bench_peers_start(&peers, o, 1);
   int warm = o->iters < 20 ? o->iters : 20, bad = 0;
   for (int v = 0; v < N_VARIANTS && !bad; v++)
     for (int i = 0; i < warm && !bad; i++) bad = cycle_once(&c, v) != 0;
+  if (!bad) bench_peers_turn(&peers); /* their warm-up */
   for (int done = 0; done < o->iters && !bad; done += BLOCK) {
     int block = o->iters - done < BLOCK ? o->iters - done : BLOCK;
     for (int v = 0; v < N_VARIANTS && !bad; v++)
@@ -90,6 +94,7 @@ void sc_uncontended(const bench_opts_t *o) {
         bad = cycle_once(&c, v) != 0;
         samples_add(&lat[v], (double)(bench_now_ns() - t0) / 1e3);
       }
+    if (!bad) bench_peers_turn(&peers); /* the same block of theirs */
   }
   for (int v = 0; v < N_VARIANTS; v++)
     result_add_samples("1", "cycle", variant_name[v], "latency", "us",
@@ -107,6 +112,8 @@ void sc_uncontended(const bench_opts_t *o) {
     srv_report("1", "cycle", variant_name[v], "op", &d, k);
     result_add("1", "cycle", variant_name[v], "cpu/op", "us", cpu / k, NAN, k);
   }
+  if (!bad) bench_peers_turn(&peers); /* their counted windows */
+  bench_peers_end(&peers);
 out:
   zkl_mutex_destroy(c.m);
   zkl_session_close(s);

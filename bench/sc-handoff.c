@@ -323,13 +323,15 @@ static void tally_report(const char *scenario, const char *kase,
                t->cpu_us / (double)t->total, NAN, t->total);
 }
 
-/* The floor and zkl (and for the mutex zkl-loop) in turns, o->reps runs
- * each (the order rotating), so that load from elsewhere on a shared
- * machine hits them alike. */
+/* The floor and zkl (and for the mutex zkl-loop), and the peers (S3), in
+ * turns, o->reps runs each (the order rotating), so that the disk and load
+ * from elsewhere on a shared machine hit them alike.  The peers first set
+ * up and warm up for this case, in a turn each. */
 static void compare(const bench_opts_t *o, const char *scenario,
                     const char *kase, lock_kind_t kind, int n,
-                    const char *leaf) {
+                    const char *leaf, bench_peers_t *peers) {
   int impls = kind == LOCK_MUTEX ? 3 : 2;
+  int all = impls + (peers != NULL ? peers->n : 0);
   tally_t t[3];
   char path[3][256];
   memset(t, 0, sizeof t);
@@ -343,11 +345,14 @@ static void compare(const bench_opts_t *o, const char *scenario,
     t[impl].srv_ok = 1;
     ok = ok && t[impl].per != NULL;
   }
+  if (ok) bench_peers_turn(peers); /* their setup and warm-up */
   for (int r = 0; r < o->reps && ok; r++)
-    for (int k = 0; k < impls && ok; k++) {
-      int impl = (r + k) % impls; /* floor first, then zkl first, ... */
-      ok = run_contenders(o, scenario, kase, (impl_t)impl, kind, n,
-                          path[impl], &t[impl]) == 0;
+    for (int k = 0; k < all && ok; k++) {
+      int impl = (r + k) % all; /* floor first, then zkl first, ... */
+      if (impl >= impls) bench_peer_turn(&peers->p[impl - impls]);
+      else
+        ok = run_contenders(o, scenario, kase, (impl_t)impl, kind, n,
+                            path[impl], &t[impl]) == 0;
     }
   for (int impl = 0; impl < impls; impl++) {
     if (ok)
@@ -361,18 +366,21 @@ static void compare(const bench_opts_t *o, const char *scenario,
 }
 
 void sc_contended(const bench_opts_t *o) {
+  bench_peers_t peers; /* kazoo's and Curator's runs: their turns */
+  bench_peers_start(&peers, o, 3);
   for (int i = 0; i < o->n_ns; i++) {
     char kase[24], leaf[32];
     snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
     snprintf(leaf, sizeof leaf, "s3-%d", o->ns[i]);
-    compare(o, "3", kase, LOCK_MUTEX, o->ns[i], leaf);
+    compare(o, "3", kase, LOCK_MUTEX, o->ns[i], leaf, &peers);
   }
+  bench_peers_end(&peers);
 }
 
 void sc_rwlock(const bench_opts_t *o) {
   char kase[24];
   snprintf(kase, sizeof kase, "R=%d", o->readers);
-  compare(o, "5", kase, LOCK_READ, o->readers, "s5-read");
+  compare(o, "5", kase, LOCK_READ, o->readers, "s5-read", NULL);
   snprintf(kase, sizeof kase, "W=%d", o->writers);
-  compare(o, "5", kase, LOCK_WRITE, o->writers, "s5-write");
+  compare(o, "5", kase, LOCK_WRITE, o->writers, "s5-write", NULL);
 }

@@ -4,35 +4,30 @@
  *   zkl-bench [--quick] [--csv FILE] [--merge FILE] [-s HOSTS] ...
  *
  * kazoo's side of a scenario (1, 3, 6, 9 to 14) is run by this program
- * itself, right after its own, against the same server (kazoo_bench.py
- * --only N, Debian's /usr/bin/python3 with python3-kazoo), and its rows
- * merged: one run, side by side.  --merge FILE (rows of an earlier
- * kazoo_bench.py run, as bench/run-bench.sh does) or --kazoo none turns
- * that off; without python3-kazoo the kazoo rows stay empty.
- *
- * Curator's side of S1, S3, S6 and S11-S14 likewise: bench/CuratorBench.java
- * (InterProcessMutex, LeaderLatch, DistributedAtomicInteger,
- * InterProcessMultiLock, InterProcessSemaphoreV2), compiled
- * with javac into a temporary directory once per run and run with java against
- * Debian's Curator 5.4 (/usr/share/java/curator-recipes.jar), its rows
- * merged; not with --quick (the JVM's start and javac take seconds) unless
- * --curator yes; without a JDK or Curator the curator rows stay empty.
+ * itself against the same server (kazoo_bench.py --only N, Debian's
+ * /usr/bin/python3 with python3-kazoo), and its rows merged: one run, side
+ * by side.  --merge FILE (rows of an earlier kazoo_bench.py run) or
+ * --kazoo none turns that off; without python3-kazoo the kazoo rows stay
+ * empty.  Curator's side of S1, S3, S6 and S11-S14 likewise:
+ * bench/CuratorBench.java (InterProcessMutex, LeaderLatch,
+ * DistributedAtomicInteger, InterProcessMultiLock, InterProcessSemaphoreV2)
+ * against Debian's Curator 5.4; not with --quick (the JVM's start and javac
+ * take seconds) unless --curator yes; without a JDK or Curator the curator
+ * rows stay empty.  In S1, S3 and S14, whose targets compare zkl with the
+ * peers, the peers take turns with the floor and zkl, run by run; in the
+ * others each runs after ours (bench/peers.c).
  *
  * Every scenario is bounded in time and operations; the run works in a
  * private tree /zkl-bench/<pid>-<time> that it deletes at the end.  Targets
  * are reported (met / MISSED), never asserted: the exit status is 0 when
  * every scenario ran, 1 when one failed, 2 for a usage error. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,14 +257,6 @@ enum { OPT_ONLY = 256, OPT_ITERS, OPT_DURATION, OPT_CONTENDERS, OPT_QUEUES,
 
 #define N_SCENARIOS 14
 #define ALL_SCENARIOS (((1u << (N_SCENARIOS + 1)) - 1) & ~1u)
-/* The scenarios bench/kazoo_bench.py has: 1, 3, 6, 9-14. */
-#define KAZOO_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 9) | \
-                         (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | \
-                         (1u << 14))
-/* The scenarios bench/CuratorBench.java has: 1, 3, 6, 11-14. */
-#define CURATOR_SCENARIOS ((1u << 1) | (1u << 3) | (1u << 6) | (1u << 11) | \
-                           (1u << 12) | (1u << 13) | (1u << 14))
-
 static int parse_args(int argc, char **argv, bench_opts_t *o) {
   static const struct option longs[] = {
       {"hosts", required_argument, NULL, 's'},
@@ -431,273 +418,6 @@ static int parse_args(int argc, char **argv, bench_opts_t *o) {
   return 0;
 }
 
-/* ---- kazoo's side, run from here ------------------------------------------------ */
-
-#define KAZOO_PYTHON "/usr/bin/python3" /* Debian's, where python3-kazoo is */
-
-static void list_arg(char *buf, size_t len, const int *v, int n) {
-  size_t at = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < n && at < len; i++)
-    at += (size_t)snprintf(buf + at, len - at, "%s%d", i ? "," : "", v[i]);
-}
-
-/* Runs argv (argv[0] looked up in PATH; stdout to our stderr: our stdout
- * is the table; quiet: both to /dev/null); its exit status, or -1. */
-static int run_child(char *const argv[], int quiet) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (quiet) {
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  } else {
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);
-  }
-  extern char **environ;
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Whether kazoo can run here: the script, the python, its kazoo.  Once. */
-static int kazoo_ready(const bench_opts_t *o) {
-  static int ready = -1;
-  if (ready >= 0) return ready;
-  char *check[] = {KAZOO_PYTHON, "-c", "import kazoo.client", NULL};
-  if (o->kazoo_script == NULL || access(o->kazoo_script, R_OK) != 0) {
-    bench_note("no kazoo_bench.py (--kazoo-script): kazoo rows stay empty");
-    ready = 0;
-  } else if (run_child(check, 1) != 0) {
-    bench_note("%s has no kazoo (apt-get install python3-kazoo): kazoo rows "
-               "stay empty", KAZOO_PYTHON);
-    ready = 0;
-  } else {
-    ready = 1;
-  }
-  return ready;
-}
-
-/* kazoo_bench.py --only id against the same server, with this run's
- * figures, and its rows merged. */
-static void kazoo_run(const bench_opts_t *o, int id) {
-  if (!(o->kazoo & (1u << id)) || !kazoo_ready(o)) return;
-  const char *tmp = getenv("TMPDIR");
-  char csv[512];
-  snprintf(csv, sizeof csv, "%s/zkl-bench-kazoo.XXXXXX",
-           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-  int fd = mkstemp(csv);
-  if (fd < 0) {
-    bench_fail("kazoo: cannot make a temporary file: %s", strerror(errno));
-    return;
-  }
-  close(fd);
-  char only[8], iters[16], dur[32], reps[16], ns[64], rounds[16], kills[16],
-      ktmo[16], items[16], batch[16], cons[64], puts[16], casn[16], incs[16],
-      mln[16], mlk[64], mla[16], smn[16], smx[64], smg[16], smh[16],
-      agt[64], agd[32];
-  snprintf(only, sizeof only, "%d", id);
-  snprintf(iters, sizeof iters, "%d", o->iters);
-  snprintf(dur, sizeof dur, "%g", o->duration_s);
-  snprintf(reps, sizeof reps, "%d", o->reps);
-  list_arg(ns, sizeof ns, o->ns, o->n_ns);
-  snprintf(rounds, sizeof rounds, "%d", o->rounds);
-  snprintf(kills, sizeof kills, "%d", o->kill_rounds);
-  snprintf(ktmo, sizeof ktmo, "%d", o->kill_timeout_ms);
-  snprintf(items, sizeof items, "%d", o->items);
-  snprintf(batch, sizeof batch, "%d", o->batch);
-  list_arg(cons, sizeof cons, o->consumers, o->n_consumers);
-  snprintf(puts, sizeof puts, "%d", o->puts);
-  snprintf(casn, sizeof casn, "%d", o->cas_contenders);
-  snprintf(incs, sizeof incs, "%d", o->increments);
-  snprintf(mln, sizeof mln, "%d", o->ml_contenders);
-  list_arg(mlk, sizeof mlk, o->ml_paths, o->n_ml_paths);
-  snprintf(mla, sizeof mla, "%d", o->ml_acquisitions);
-  snprintf(smn, sizeof smn, "%d", o->sem_contenders);
-  list_arg(smx, sizeof smx, o->sem_max, o->n_sem_max);
-  snprintf(smg, sizeof smg, "%d", o->sem_grants);
-  snprintf(smh, sizeof smh, "%d", o->sem_hold_ms);
-  list_arg(agt, sizeof agt, o->agg_threads, o->n_agg_threads);
-  snprintf(agd, sizeof agd, "%g", o->agg_duration_s);
-  char *argv[] = {KAZOO_PYTHON, (char *)o->kazoo_script, "-s",
-                  (char *)o->hosts, "--only", only, "--csv", csv,
-                  "--no-table", "--iters", iters, "--duration", dur,
-                  "--reps", reps, "--contenders", ns, "--rounds", rounds,
-                  "--kill-rounds", kills, "--kill-timeout", ktmo, "--items",
-                  items, "--batch", batch, "--consumers", cons, "--puts",
-                  puts, "--cas-contenders", casn, "--increments", incs,
-                  "--ml-contenders", mln, "--ml-paths", mlk,
-                  "--ml-acquisitions", mla, "--sem-contenders", smn,
-                  "--sem-max", smx, "--sem-grants", smg, "--sem-hold", smh,
-                  "--agg-threads", agt, "--agg-duration", agd, NULL};
-  int64_t t0 = bench_now_ns();
-  int rc = run_child(argv, 0);
-  if (rc != 0)
-    bench_fail("kazoo_bench.py --only %d: exit status %d", id, rc);
-  struct stat st;
-  if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
-  unlink(csv);
-  printf("  S%d kazoo done in %.1f s\n", id,
-         (double)(bench_now_ns() - t0) / 1e9);
-}
-
-/* ---- Curator's side of S1, S3, S6 and S11-S14, run from here -------------------- */
-
-#define CURATOR_JAR "/usr/share/java/curator-recipes.jar" /* Debian's */
-/* slf4j-nop only silences slf4j's "no binding" warning */
-#define CURATOR_CP CURATOR_JAR ":/usr/share/java/slf4j-nop.jar"
-
-static char curator_dir[512]; /* CuratorBench.class, "" until compiled */
-
-/* Whether Curator can run here: the source, javac, java, the jars; and
- * CuratorBench compiled into a temporary directory.  Once. */
-static int curator_ready(const bench_opts_t *o) {
-  static int ready = -1;
-  if (ready >= 0) return ready;
-  ready = 0;
-  char *jv[] = {"java", "-version", NULL}, *jcv[] = {"javac", "-version", NULL};
-  if (o->curator_src == NULL || access(o->curator_src, R_OK) != 0) {
-    bench_note("no CuratorBench.java (--curator-src): curator rows stay "
-               "empty");
-  } else if (run_child(jcv, 1) != 0 || run_child(jv, 1) != 0) {
-    bench_note("no javac or java (apt-get install default-jdk-headless): "
-               "curator rows stay empty");
-  } else if (access(CURATOR_JAR, R_OK) != 0) {
-    bench_note("no %s (apt-get install libcurator-recipes-java): curator "
-               "rows stay empty", CURATOR_JAR);
-  } else {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(curator_dir, sizeof curator_dir, "%s/zkl-bench-curator.XXXXXX",
-             tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-    if (mkdtemp(curator_dir) == NULL) {
-      bench_fail("curator: cannot make a temporary directory: %s",
-                 strerror(errno));
-      curator_dir[0] = '\0';
-      return ready;
-    }
-    char *argv[] = {"javac", "-nowarn", "-d", curator_dir, "-cp",
-                    CURATOR_JAR, (char *)o->curator_src, NULL};
-    int64_t t0 = bench_now_ns();
-    int rc = run_child(argv, 0);
-    if (rc != 0) bench_fail("javac %s: exit status %d", o->curator_src, rc);
-    else
-      printf("  CuratorBench.java compiled in %.1f s\n",
-             (double)(bench_now_ns() - t0) / 1e9);
-    ready = rc == 0;
-  }
-  return ready;
-}
-
-/* Removes the compiled classes and their directory. */
-static void curator_cleanup(void) {
-  if (curator_dir[0] == '\0') return;
-  DIR *d = opendir(curator_dir);
-  if (d != NULL) {
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      char f[1024];
-      snprintf(f, sizeof f, "%s/%s", curator_dir, e->d_name);
-      unlink(f);
-    }
-    closedir(d);
-  }
-  rmdir(curator_dir);
-  curator_dir[0] = '\0';
-}
-
-/* CuratorBench against the same server, with this run's figures, and its
- * rows merged (S1, S3, S6 and S11-S14: CURATOR_SCENARIOS). */
-static void curator_run(const bench_opts_t *o, int id) {
-  if (!(CURATOR_SCENARIOS & (1u << id)) || !o->curator || !curator_ready(o))
-    return;
-  const char *tmp = getenv("TMPDIR");
-  char csv[512];
-  snprintf(csv, sizeof csv, "%s/zkl-bench-curator.XXXXXX",
-           tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-  int fd = mkstemp(csv);
-  if (fd < 0) {
-    bench_fail("curator: cannot make a temporary file: %s", strerror(errno));
-    return;
-  }
-  close(fd);
-  /* java -cp CP CuratorBench [MODE] HOSTS ROOT ARGS... CSV: the mode
-   * names the scenario (none: S11), ARGS are its figures */
-  char cp[1024], f[6][64];
-  const char *mode = NULL;
-  int nf = 0;
-  snprintf(cp, sizeof cp, "%s:%s", CURATOR_CP, curator_dir);
-#define ARG_INT(v) snprintf(f[nf++], sizeof *f, "%d", (v))
-#define ARG_SECONDS(v) snprintf(f[nf++], sizeof *f, "%g", (v))
-#define ARG_LIST(v, n) list_arg(f[nf++], sizeof *f, (v), (n))
-  switch (id) {
-  case 1: /* cycle ITERS */
-    mode = "cycle";
-    ARG_INT(o->iters);
-    break;
-  case 3: /* handoff NS DURATION REPS */
-    mode = "handoff";
-    ARG_LIST(o->ns, o->n_ns);
-    ARG_SECONDS(o->duration_s);
-    ARG_INT(o->reps);
-    break;
-  case 6: /* election ROUNDS */
-    mode = "election";
-    ARG_INT(o->rounds);
-    break;
-  case 11: /* CONTENDERS INCREMENTS REPS CAP_S */
-  case 12: /* multilock CONTENDERS ACQUISITIONS REPS CAP_S KS */
-  case 13: /* semaphore CONTENDERS GRANTS REPS CAP_S MAXES HOLD_MS */
-    mode = id == 12 ? "multilock" : id == 13 ? "semaphore" : NULL;
-    ARG_INT(id == 12   ? o->ml_contenders
-            : id == 13 ? o->sem_contenders
-                       : o->cas_contenders);
-    ARG_INT(id == 12 ? o->ml_acquisitions
-            : id == 13 ? o->sem_grants
-                       : o->increments);
-    ARG_INT(o->reps);
-    ARG_INT(id == 12   ? BENCH_S12_CAP_S
-            : id == 13 ? BENCH_S13_CAP_S
-                       : BENCH_S11_CAP_S);
-    if (id == 12) ARG_LIST(o->ml_paths, o->n_ml_paths);
-    if (id == 13) ARG_LIST(o->sem_max, o->n_sem_max);
-    if (id == 13) ARG_INT(o->sem_hold_ms);
-    break;
-  default: /* 14: aggregate THREADS DURATION REPS */
-    mode = "aggregate";
-    ARG_LIST(o->agg_threads, o->n_agg_threads);
-    ARG_SECONDS(o->agg_duration_s);
-    ARG_INT(o->reps);
-  }
-#undef ARG_INT
-#undef ARG_SECONDS
-#undef ARG_LIST
-  char *argv[16];
-  int na = 0;
-  argv[na++] = "java";
-  argv[na++] = "-cp";
-  argv[na++] = cp;
-  argv[na++] = "CuratorBench";
-  if (mode != NULL) argv[na++] = (char *)mode;
-  argv[na++] = (char *)o->hosts;
-  argv[na++] = (char *)o->root;
-  for (int i = 0; i < nf; i++) argv[na++] = f[i];
-  argv[na++] = csv;
-  argv[na] = NULL;
-  int64_t t0 = bench_now_ns();
-  int rc = run_child(argv, 0);
-  if (rc != 0) bench_fail("CuratorBench: exit status %d", rc);
-  struct stat st;
-  if (stat(csv, &st) == 0 && st.st_size > 0) results_merge(csv);
-  unlink(csv);
-  printf("  S%d curator done in %.1f s\n", id,
-         (double)(bench_now_ns() - t0) / 1e9);
-}
-
 /* ---- the run -------------------------------------------------------------------- */
 
 /* The zkl / curator and zkl / kazoo rows of S1 (latency: below 1 zkl is
@@ -764,10 +484,12 @@ int main(int argc, char **argv) {
     scenarios[i].run(&o);
     printf("  S%d done in %.1f s\n", scenarios[i].id,
            (double)(bench_now_ns() - t0) / 1e9);
-    kazoo_run(&o, scenarios[i].id); /* kazoo's side, on the same server */
-    curator_run(&o, scenarios[i].id); /* Curator's (CURATOR_SCENARIOS) */
+    /* the peers' side, on the same server (S1, S3, S14: in turns, by
+     * the scenario itself) */
+    if (!(BENCH_TURN_SCENARIOS & (1u << scenarios[i].id)))
+      bench_peers_after(&o, scenarios[i].id);
   }
-  curator_cleanup();
+  bench_peers_cleanup();
   if (o.merge_path != NULL) results_merge(o.merge_path);
   lock_ratios(&o); /* after the merge: kazoo's and Curator's rows */
   sc_multilock_ratios(&o);
