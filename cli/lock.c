@@ -108,8 +108,9 @@ static void node_watcher(zhandle_t *zh, int type, int state,
   if (type == ZOO_DELETED_EVENT) {
     node_gone(w->l, w->i);
   } else if (type == ZOO_CHANGED_EVENT && atomic_load(&w->l->watching)) {
-    /* the data changed, by someone else (our release, which writes the
-     * release mark and deletes, comes once watching is off): watch on */
+    /* the data changed, by someone else (our release, which may write the
+     * release mark before it deletes, comes once watching is off): watch
+     * on */
     int zrc = zoo_awexists(zh, w->l->nodes[w->i], node_watcher, w, node_seen,
                            w);
     if (zrc != ZOK) node_seen(zrc, NULL, w);

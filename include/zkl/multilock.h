@@ -128,7 +128,8 @@ ZKL_EXTERN int zkl_multilock_timedlock(zkl_multilock_t *m,
                                        int64_t timeout_ms);
 
 /* Releases every lock the object holds: each node deleted (with the
- * release mark, so each path's next waiter is granted without a look).
+ * release mark where its acquisition saw another child under the path, so
+ * that path's next waiter is granted without a look).
  *   0           released.
  *   ZKL_EPERM   the object holds nothing.
  *   ZKL_ELOST   one node or more had already gone (session lost, or

@@ -5,12 +5,15 @@
  * the recipe's driver "granted, or which lower node do I watch?" until
  * granted, the deadline, a cancel or the loss of the session.  A woken waiter
  * never lists the children again: it checks the lower nodes it already knows
- * (none can appear below it later).  A mutex or write-lock holder releases
- * with one multi that changes its node's data and then deletes it, so its
- * watcher hears NodeDataChanged, not NodeDeleted: "left as holder", which
- * proves every lower node gone.  A wake-up thus costs O(1) server work however
- * long the queue, and no request at all after a holder's release.  Every
- * exit path that did not grant deletes our node and removes our watch.
+ * (none can appear below it later).  A mutex or write-lock holder whose
+ * acquisition saw anyone else under the root releases with one multi that
+ * changes its node's data and then deletes it, so its watcher hears
+ * NodeDataChanged, not NodeDeleted: "left as holder", which proves every
+ * lower node gone.  A wake-up thus costs O(1) server work however long the
+ * queue, and no request at all after such a release (one read of our own
+ * node after a holder that saw nobody else and left with a plain delete).
+ * Every exit path that did not grant deletes our node and removes our
+ * watch.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -161,6 +164,7 @@ void zkl__contend_adopt(zkl__contender_t *c, char *path,
    * was replaced in between */
   c->session_id = st->ephemeralOwner != 0 ? st->ephemeralOwner
                                           : zkl_session_id(c->s);
+  c->contended = 0; /* a new node: no acquisition has seen anyone yet */
 }
 
 /* How many of the contenders below us that can block us a waiter keeps:
@@ -1619,6 +1623,8 @@ static int op_acquire(zkl__op_t *o) {
   if (o->rc == VANISHED)
     o->rc = zkl__fail(ZKL_EPROTO, "our node under %s keeps vanishing",
                       c->root);
+  /* ungranted: a node released later (a multi-lock's give-up) never marks */
+  if (o->rc != 0) c->contended = 0;
   if (o->rc != 0) PT_CALL(pt, o->zrc, op_abandon(o));
   if (o->rc == ZKL_ETIMEDOUT && o->deadline == ZKL__TRY)
     o->rc = ZKL_ESUSPENDED;

@@ -499,7 +499,7 @@ static int lock_step(zkl__op_t *op, void *ctx) {
       pthread_mutex_unlock(&m->calls.own.mu);
       PT_RETURN(pt, 0);
     }
-    /* all or none: what was granted goes, with the release mark (those
+    /* all or none: what was granted goes, released as holders (those
      * not granted gave their nodes up as they failed) */
     x->saved = x->rc;
     subs_start(x, SUB_GIVE_UP);

@@ -631,13 +631,17 @@ struct holder {
   int rc, unlock_rc;
   int granted, release; /* atomic */
   uint64_t token;
+  char node[512];
   pthread_t th;
 };
 
 static void *holder_main(void *arg) {
   struct holder *h = arg;
   h->rc = zkl_mutex_lock(h->m);
-  if (h->rc == 0) zkl_mutex_token(h->m, &h->token);
+  if (h->rc == 0) {
+    zkl_mutex_token(h->m, &h->token);
+    zkl_mutex_node(h->m, h->node, sizeof h->node);
+  }
   __atomic_store_n(&h->granted, 1, __ATOMIC_SEQ_CST);
   while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST)) it_sleep_ms(2);
   h->unlock_rc = h->rc == 0 ? zkl_mutex_unlock(h->m) : 0;
@@ -646,6 +650,22 @@ static void *holder_main(void *arg) {
 
 static int holder_granted(void *arg) {
   return __atomic_load_n(&((struct holder *)arg)->granted, __ATOMIC_SEQ_CST);
+}
+
+/* The server has a watch on a holder's node from another session: the
+ * waiter behind it looked at it (else a release before its look would
+ * let it in on another path, with no read). */
+struct node_of {
+  const char *node;
+  zkl_session_t *s; /* its owner */
+};
+
+static int node_watched(void *arg) {
+  struct node_of *n = arg;
+  char *wchp = it_4lw("wchp");
+  int w = it_watchers_of(wchp, n->node, zkl_session_id(n->s));
+  free(wchp);
+  return w >= 1;
 }
 
 /* A hold whose acquisition saw nobody else releases with a plain delete
@@ -677,6 +697,11 @@ START_TEST(release_marks_only_a_contended_hold) {
   pthread_create(&hb.th, NULL, holder_main, &hb);
   ck_assert_msg(it_wait_until(waits_watching, b, 10000),
                 "b does not wait with its watches");
+  char a_node[512];
+  ck_assert_int_eq(zkl_mutex_node(ma, a_node, sizeof a_node), 0);
+  struct node_of an = {a_node, a};
+  ck_assert_msg(it_wait_until(node_watched, &an, 10000),
+                "the server has no watch of b on a's node");
   zkl_session_stats_t b0 = stats_of(b);
   a0 = stats_of(a);
   ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
@@ -695,6 +720,9 @@ START_TEST(release_marks_only_a_contended_hold) {
   pthread_create(&hc.th, NULL, holder_main, &hc);
   ck_assert_msg(it_wait_until(waits_watching, c, 10000),
                 "c does not wait with its watches");
+  struct node_of bn = {hb.node, b};
+  ck_assert_msg(it_wait_until(node_watched, &bn, 10000),
+                "the server has no watch of c on b's node");
   zkl_session_stats_t c0 = stats_of(c);
   b0 = stats_of(b);
   __atomic_store_n(&hb.release, 1, __ATOMIC_SEQ_CST);
