@@ -269,6 +269,12 @@ public class CuratorBench {
     return v == null || v.isEmpty() ? 0 : Integer.parseInt(v);
   }
 
+  // Time spent waiting for our turns (ns), and when the wait underway
+  // began (0: none): the watchdog does not count them (zkl-bench bounds
+  // each unit of our work, and ends us by closing our stdin).
+  static final AtomicLong turnWaitNs = new AtomicLong();
+  static volatile long turnSince;
+
   // Waits for zkl-bench to give us our turn.
   static void turn() throws Exception {
     if (TURN_BLOCK == 0) return;
@@ -276,18 +282,29 @@ public class CuratorBench {
     System.out.flush();
     if (turnIn == null)
       turnIn = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    if (turnIn.readLine() == null) throw new Exception("zkl-bench ended the turns");
+    long t0 = System.nanoTime();
+    turnSince = t0;
+    String line = turnIn.readLine();
+    turnSince = 0;
+    turnWaitNs.addAndGet(System.nanoTime() - t0);
+    if (line == null) throw new Exception("zkl-bench ended the turns");
   }
 
-  // Halts the process if the run is not over after `ms` milliseconds (in
-  // turns, with the others' runs between ours: four times as long).
-  static void watchdog(long ms0) {
-    long ms = TURN_BLOCK > 0 ? 4 * ms0 : ms0;
+  // Halts the process if the run is not over after `ms` milliseconds of
+  // its own (the waits for our turns not counted).
+  static void watchdog(long ms) {
+    long start = System.nanoTime();
     Thread t = new Thread(() -> {
-      try {
-        Thread.sleep(ms);
-      } catch (InterruptedException e) {
-        return;
+      for (;;) {
+        long now = System.nanoTime(), since = turnSince;
+        long waited = turnWaitNs.get() + (since != 0 ? now - since : 0);
+        long left = start + ms * 1000000L + waited - now;
+        if (left <= 0) break;
+        try {
+          Thread.sleep(Math.min(1000, left / 1000000L + 1));
+        } catch (InterruptedException e) {
+          return;
+        }
       }
       System.err.println("CuratorBench: error: watchdog: a run did not end");
       Runtime.getRuntime().halt(1);
@@ -904,25 +921,37 @@ public class CuratorBench {
   static int handoffMain(String[] a) throws Exception {
     return timedMain(a, "3", "handoff", "N", "handoffs/s", "handoff",
                      (root, n, durationS, reps, h) -> {
-      CuratorFramework[] clients = new CuratorFramework[n];
-      InterProcessMutex[] locks = new InterProcessMutex[n];
-      turn(); // the case's setup and warm-up
-      try {
-        for (int i = 0; i < n; i++) {
-          clients[i] = client();
-          locks[i] = new InterProcessMutex(clients[i], root + "/s3-curator-" + n);
-        }
-        // warm, unmeasured: the JIT compiles the client's and Curator's paths
-        handoffOnce(locks, Math.min(durationS, WARM_S), null);
-        for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
-          turn();
-          handoffOnce(locks, durationS, h);
-        }
-      } finally {
-        for (CuratorFramework c : clients)
-          if (c != null) c.close();
+      // warm, unmeasured: the JIT compiles the client's and Curator's paths
+      turn(); // the case's warm-up
+      handoffClients(root, n, locks -> handoffOnce(locks, Math.min(durationS, WARM_S), null));
+      for (int rep = 0; rep < reps && errors.isEmpty(); rep++) {
+        turn();
+        handoffClients(root, n, locks -> handoffOnce(locks, durationS, h));
       }
     });
+  }
+
+  interface LocksBody {
+    void run(InterProcessMutex[] locks) throws Exception;
+  }
+
+  // n clients (a session each), each an InterProcessMutex on the case's
+  // path, for one run of body, closed after it: their sessions are open
+  // only in our turn (as the floor's and zkl's only in theirs), so that
+  // their pings never weigh on the others' runs.
+  static void handoffClients(String root, int n, LocksBody body) throws Exception {
+    CuratorFramework[] clients = new CuratorFramework[n];
+    InterProcessMutex[] locks = new InterProcessMutex[n];
+    try {
+      for (int i = 0; i < n; i++) {
+        clients[i] = client();
+        locks[i] = new InterProcessMutex(clients[i], root + "/s3-curator-" + n);
+      }
+      body.run(locks);
+    } finally {
+      for (CuratorFramework c : clients)
+        if (c != null) c.close();
+    }
   }
 
   // S6: three LeaderLatches, each on a client of its own, on one path; the

@@ -457,6 +457,8 @@ typedef struct bench_peer {
   char buf[1024];     /* its stdout, up to a line                      */
   size_t len;
   int turns;          /* turns it was given                            */
+  int missed;         /* turns it could not take: it had ended         */
+  int stopped;        /* stopped by bench_peers_stop()                 */
   char csv[512];      /* where it writes its rows                      */
   int64_t t0;
 } bench_peer_t;
@@ -477,6 +479,10 @@ void bench_peer_turn(bench_peer_t *p);
 void bench_peers_turn(bench_peers_t *ps);
 /* Waits for the peers' end and merges their rows (ps may be NULL). */
 void bench_peers_end(bench_peers_t *ps);
+/* Ends the peers at once, their rows dropped: the scenario's own run
+ * failed and will not give them the rest of their turns (ps may be
+ * NULL).  bench_peers_end() then has nothing left to do. */
+void bench_peers_stop(bench_peers_t *ps);
 /* Scenario id's peers, each its whole run after ours, rows merged. */
 void bench_peers_after(const bench_opts_t *o, int id);
 /* Removes what the peers left (CuratorBench's classes). */

@@ -299,7 +299,7 @@ def s1(args, root):
             lock.acquire(timeout=LOCK_TIMEOUT_S)
             lock.release()
         lat = []
-        block = TURN_BLOCK or args.iters
+        block = TURN_BLOCK or max(args.iters, 1)
         for done in range(0, args.iters, block):
             turn()
             for _ in range(min(block, args.iters - done)):

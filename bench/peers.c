@@ -421,10 +421,10 @@ static int peer_wait_turn(bench_peer_t *p) {
     ssize_t got = n < 0 ? -1 : read(p->from, p->buf + p->len,
                                     sizeof p->buf - p->len);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) { /* its end */
+    if (got <= 0) { /* its end (EOF), or a broken pipe: ended for sure */
       if (p->len > 0) fwrite(p->buf, 1, p->len, stderr);
       p->len = 0;
-      peer_reap(p, 0);
+      peer_reap(p, got < 0);
       return -1;
     }
     p->len += (size_t)got;
@@ -504,7 +504,10 @@ void bench_peers_start(bench_peers_t *ps, const bench_opts_t *o, int id) {
 }
 
 void bench_peer_turn(bench_peer_t *p) {
-  if (p->pid <= 0) return; /* it ended: reported at bench_peers_end */
+  if (p->pid <= 0) { /* it ended: reported at bench_peers_end */
+    p->missed++;
+    return;
+  }
   static const char go[] = "go\n";
   /* a peer gone meanwhile: EPIPE (SIGPIPE is ignored), then EOF below */
   if (write(p->to, go, sizeof go - 1) == (ssize_t)(sizeof go - 1)) p->turns++;
@@ -515,18 +518,40 @@ void bench_peers_turn(bench_peers_t *ps) {
   for (int i = 0; ps != NULL && i < ps->n; i++) bench_peer_turn(&ps->p[i]);
 }
 
+/* Ends p: EOF on its stdin, then its exit (it leaves its turn's wait with
+ * an error); killed should it not end within a unit's time. */
+static void peer_stop(bench_peer_t *p) {
+  if (p->to >= 0) close(p->to);
+  p->to = -1;
+  while (p->pid > 0 && peer_wait_turn(p) == 0) {
+  }
+}
+
+void bench_peers_stop(bench_peers_t *ps) {
+  for (int i = 0; ps != NULL && i < ps->n; i++) {
+    bench_peer_t *p = &ps->p[i];
+    if (p->stopped) continue;
+    p->stopped = 1;
+    if (p->pid > 0)
+      bench_note("%s's S%d stopped: a run of zkl-bench's own failed", p->name,
+                 p->id);
+    peer_stop(p);
+    unlink(p->csv);
+  }
+}
+
 void bench_peers_end(bench_peers_t *ps) {
   for (int i = 0; ps != NULL && i < ps->n; i++) {
     bench_peer_t *p = &ps->p[i];
+    if (p->stopped) continue;
+    if (p->missed > 0)
+      bench_fail("%s's S%d ended %d turns early", p->name, p->id, p->missed);
     if (p->pid > 0) {
       /* it still waits at a turn: it counted more units of work than the
        * scenario gave it.  EOF on its stdin ends it. */
       bench_fail("%s's S%d still waits for a turn after %d: its units and "
                  "zkl-bench's do not match", p->name, p->id, p->turns);
-      close(p->to);
-      p->to = -1;
-      while (peer_wait_turn(p) == 0) {
-      }
+      peer_stop(p);
     }
     if (p->status != 0)
       bench_fail("%s's S%d: exit status %d", p->name, p->id, p->status);

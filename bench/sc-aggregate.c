@@ -196,7 +196,10 @@ void sc_aggregate(const bench_opts_t *o) {
     }
     bench_tallies_free(a.t, N_IMPLS);
     printf("  S14 %s done\n", kase);
-    if (!ok) break;
+    if (!ok) {
+      bench_peers_stop(&peers); /* their turns are out of step now */
+      break;
+    }
   }
   bench_peers_end(&peers);
 }

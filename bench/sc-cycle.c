@@ -113,6 +113,7 @@ void sc_uncontended(const bench_opts_t *o) {
     result_add("1", "cycle", variant_name[v], "cpu/op", "us", cpu / k, NAN, k);
   }
   if (!bad) bench_peers_turn(&peers); /* their counted windows */
+  if (bad) bench_peers_stop(&peers);
   bench_peers_end(&peers);
 out:
   zkl_mutex_destroy(c.m);

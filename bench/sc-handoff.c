@@ -354,6 +354,7 @@ static void compare(const bench_opts_t *o, const char *scenario,
         ok = run_contenders(o, scenario, kase, (impl_t)impl, kind, n,
                             path[impl], &t[impl]) == 0;
     }
+  if (!ok) bench_peers_stop(peers); /* their turns are out of step now */
   for (int impl = 0; impl < impls; impl++) {
     if (ok)
       tally_report(scenario, kase, impl_names[impl], kind != LOCK_READ, n,

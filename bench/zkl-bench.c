@@ -452,6 +452,9 @@ int main(int argc, char **argv) {
     return sc_election_child(argv[2], argv[3], atoi(argv[4]));
   bench_opts_t o;
   if (parse_args(argc, argv, &o) != 0) return 2;
+  /* only peers in turns get it (bench/peers.c): one exported by the
+   * caller's shell would make the others wait for turns nobody gives */
+  unsetenv("ZKL_BENCH_TURNS");
   setvbuf(stdout, NULL, _IOLBF, 0);
   signal(SIGPIPE, SIG_IGN); /* a server closing a 4lw socket early */
 
