@@ -153,6 +153,22 @@ static int kazoo_ready(const bench_opts_t *o) {
   return ready;
 }
 
+/* "--flag value" pairs. */
+static void opt_int(cmdline_t *c, const char *flag, int v) {
+  cmd_add(c, flag);
+  cmd_int(c, v);
+}
+
+static void opt_seconds(cmdline_t *c, const char *flag, double v) {
+  cmd_add(c, flag);
+  cmd_seconds(c, v);
+}
+
+static void opt_list(cmdline_t *c, const char *flag, const int *v, int n) {
+  cmd_add(c, flag);
+  cmd_list(c, v, n);
+}
+
 /* kazoo_bench.py --only id, with this run's figures. */
 static void kazoo_cmd(cmdline_t *c, const bench_opts_t *o, int id,
                       const char *csv) {
@@ -161,55 +177,32 @@ static void kazoo_cmd(cmdline_t *c, const bench_opts_t *o, int id,
   cmd_add(c, o->kazoo_script);
   cmd_add(c, "-s");
   cmd_add(c, o->hosts);
-  cmd_add(c, "--only");
-  cmd_int(c, id);
+  opt_int(c, "--only", id);
   cmd_add(c, "--csv");
   cmd_add(c, csv);
   cmd_add(c, "--no-table");
-  cmd_add(c, "--iters");
-  cmd_int(c, o->iters);
-  cmd_add(c, "--duration");
-  cmd_seconds(c, o->duration_s);
-  cmd_add(c, "--reps");
-  cmd_int(c, o->reps);
-  cmd_add(c, "--contenders");
-  cmd_list(c, o->ns, o->n_ns);
-  cmd_add(c, "--rounds");
-  cmd_int(c, o->rounds);
-  cmd_add(c, "--kill-rounds");
-  cmd_int(c, o->kill_rounds);
-  cmd_add(c, "--kill-timeout");
-  cmd_int(c, o->kill_timeout_ms);
-  cmd_add(c, "--items");
-  cmd_int(c, o->items);
-  cmd_add(c, "--batch");
-  cmd_int(c, o->batch);
-  cmd_add(c, "--consumers");
-  cmd_list(c, o->consumers, o->n_consumers);
-  cmd_add(c, "--puts");
-  cmd_int(c, o->puts);
-  cmd_add(c, "--cas-contenders");
-  cmd_int(c, o->cas_contenders);
-  cmd_add(c, "--increments");
-  cmd_int(c, o->increments);
-  cmd_add(c, "--ml-contenders");
-  cmd_int(c, o->ml_contenders);
-  cmd_add(c, "--ml-paths");
-  cmd_list(c, o->ml_paths, o->n_ml_paths);
-  cmd_add(c, "--ml-acquisitions");
-  cmd_int(c, o->ml_acquisitions);
-  cmd_add(c, "--sem-contenders");
-  cmd_int(c, o->sem_contenders);
-  cmd_add(c, "--sem-max");
-  cmd_list(c, o->sem_max, o->n_sem_max);
-  cmd_add(c, "--sem-grants");
-  cmd_int(c, o->sem_grants);
-  cmd_add(c, "--sem-hold");
-  cmd_int(c, o->sem_hold_ms);
-  cmd_add(c, "--agg-threads");
-  cmd_list(c, o->agg_threads, o->n_agg_threads);
-  cmd_add(c, "--agg-duration");
-  cmd_seconds(c, o->agg_duration_s);
+  opt_int(c, "--iters", o->iters);
+  opt_seconds(c, "--duration", o->duration_s);
+  opt_int(c, "--reps", o->reps);
+  opt_list(c, "--contenders", o->ns, o->n_ns);
+  opt_int(c, "--rounds", o->rounds);
+  opt_int(c, "--kill-rounds", o->kill_rounds);
+  opt_int(c, "--kill-timeout", o->kill_timeout_ms);
+  opt_int(c, "--items", o->items);
+  opt_int(c, "--batch", o->batch);
+  opt_list(c, "--consumers", o->consumers, o->n_consumers);
+  opt_int(c, "--puts", o->puts);
+  opt_int(c, "--cas-contenders", o->cas_contenders);
+  opt_int(c, "--increments", o->increments);
+  opt_int(c, "--ml-contenders", o->ml_contenders);
+  opt_list(c, "--ml-paths", o->ml_paths, o->n_ml_paths);
+  opt_int(c, "--ml-acquisitions", o->ml_acquisitions);
+  opt_int(c, "--sem-contenders", o->sem_contenders);
+  opt_list(c, "--sem-max", o->sem_max, o->n_sem_max);
+  opt_int(c, "--sem-grants", o->sem_grants);
+  opt_int(c, "--sem-hold", o->sem_hold_ms);
+  opt_list(c, "--agg-threads", o->agg_threads, o->n_agg_threads);
+  opt_seconds(c, "--agg-duration", o->agg_duration_s);
 }
 
 /* ---- Curator ---------------------------------------------------------------------- */

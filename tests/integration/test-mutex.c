@@ -533,6 +533,17 @@ static void holder_hands_over(zkl_mutex_t *holder, pthread_t t,
   ck_assert_int_ge(l->acquired_at, released);
 }
 
+/* Destroys three mutexes and closes their three sessions. */
+static void end_three(zkl_mutex_t *ma, zkl_mutex_t *mb, zkl_mutex_t *mc,
+                      zkl_session_t *a, zkl_session_t *b, zkl_session_t *c) {
+  zkl_mutex_destroy(ma);
+  zkl_mutex_destroy(mb);
+  zkl_mutex_destroy(mc);
+  zkl_session_close(a);
+  zkl_session_close(b);
+  zkl_session_close(c);
+}
+
 /* A waiter whose predecessor gives up re-watches the next one down, and
  * is still served in order (a give-up is a plain delete: the waiter walks
  * down to the holder). */
@@ -557,12 +568,7 @@ START_TEST(waiter_behind_abandoning_waiter) {
   ck_assert_int_eq(zkl_mutex_trylock(mb), ZKL_EBUSY); /* a still holds */
   ck_assert_int_eq(it_children(a, root, NULL), 2);  /* a and c */
   holder_hands_over(ma, tc, &lc);
-  zkl_mutex_destroy(ma);
-  zkl_mutex_destroy(mb);
-  zkl_mutex_destroy(mc);
-  zkl_session_close(a);
-  zkl_session_close(b);
-  zkl_session_close(c);
+  end_three(ma, mb, mc, a, b, c);
 }
 END_TEST
 
@@ -753,12 +759,7 @@ START_TEST(release_marks_only_a_contended_hold) {
   ck_assert_uint_eq(b1.multis - b0.multis, 0);
   ck_assert_uint_eq(b1.deletes - b0.deletes, 1);
   ck_assert_int_eq(it_children(a, root, NULL), 0);
-  zkl_mutex_destroy(ma);
-  zkl_mutex_destroy(mb);
-  zkl_mutex_destroy(mc);
-  zkl_session_close(a);
-  zkl_session_close(b);
-  zkl_session_close(c);
+  end_three(ma, mb, mc, a, b, c);
 }
 END_TEST
 
