@@ -285,15 +285,15 @@ int floor_lock_release(floor_lock_t *l);
 /* One uncontended cycle: create, getChildren, delete, each after the
  * other's answer.  0 or a ZooKeeper code. */
 int floor_cycle_seq(zhandle_t *zh, const char *root);
-/* The sequential cycle releasing as zkl does: one multi that changes the
- * node's data, then deletes it (to tell what telling the release costs
- * from the rest). */
+/* The sequential cycle releasing as zkl does after a contended hold: one
+ * multi that changes the node's data, then deletes it (to tell what
+ * telling the release costs from the rest). */
 int floor_cycle_mark(zhandle_t *zh, const char *root);
 /* The same with create and getChildren sent back to back (the server
  * answers a session in order, so the listing already holds the node);
- * released by a delete, or (mark) by floor_cycle_mark()'s multi, as zkl
- * does.  Several threads may run it at once on one zhandle (S14). */
-int floor_cycle_pipelined(zhandle_t *zh, const char *root, int mark);
+ * released by a delete, as zkl releases a hold nobody contended.  Several
+ * threads may run it at once on one zhandle (S14). */
+int floor_cycle_pipelined(zhandle_t *zh, const char *root);
 
 /* The queue recipe by hand (S9, S10): ZooKeeper's own (its Java
  * DistributedQueue, the C recipes): PERSISTENT_SEQUENTIAL items under dir,

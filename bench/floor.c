@@ -197,7 +197,7 @@ static void listed(int rc, const struct String_vector *kids,
   pipe_done(p);
 }
 
-int floor_cycle_pipelined(zhandle_t *zh, const char *root, int mark) {
+int floor_cycle_pipelined(zhandle_t *zh, const char *root) {
   char want[256];
   if (create_path(want, sizeof want, root) != 0) return ZBADARGUMENTS;
   pipe_wait_t p;
@@ -217,7 +217,7 @@ int floor_cycle_pipelined(zhandle_t *zh, const char *root, int mark) {
   if (zrc == ZOK) zrc = p.create_rc;
   if (lrc == ZOK) lrc = p.list_rc;
   if (zrc == ZOK) {
-    int drc = mark ? mark_release(zh, p.node) : zoo_delete(zh, p.node, -1);
+    int drc = zoo_delete(zh, p.node, -1);
     if (lrc == ZOK && !p.lowest) lrc = ZSYSTEMERROR;
     zrc = lrc != ZOK ? lrc : drc;
   }

@@ -8,7 +8,7 @@
  *                     pipelined cycle (create EPHEMERAL_SEQUENTIAL and
  *                     getChildren sent back to back, then a delete, as
  *                     zkl releases a hold nobody contended:
- *                     floor_cycle_pipelined(..., 0))
+ *                     floor_cycle_pipelined())
  *       zkl           ONE zkl session, a zkl_mutex per thread on its path
  *       zkl-sessions  a zkl session per thread, a zkl_mutex each
  *     --reps runs of each in turns (the order rotating); the median run's
@@ -58,7 +58,7 @@ struct agg_run {
 static int agg_cycle(agg_worker_t *w) {
   agg_run_t *r = w->r;
   if (r->impl == I_FLOOR) {
-    int zrc = floor_cycle_pipelined(r->zh, w->path, 0);
+    int zrc = floor_cycle_pipelined(r->zh, w->path);
     if (zrc != ZOK) bench_fail("S14 floor: %s", zerror(zrc));
     return zrc;
   }

@@ -39,7 +39,7 @@ static int cycle_once(cycle_ctx_t *c, int v) {
       bench_fail("S1 floor cycle: %s", zerror(rc));
     return rc;
   case V_PIPE:
-    if ((rc = floor_cycle_pipelined(c->zh, c->pipe_root, 0)) != ZOK)
+    if ((rc = floor_cycle_pipelined(c->zh, c->pipe_root)) != ZOK)
       bench_fail("S1 pipelined floor cycle: %s", zerror(rc));
     return rc;
   case V_MARK:
