@@ -78,6 +78,8 @@ Suite *observe_suite(void); /* test-observe.c */
  * container, if missing), so that the server does not reap the root while
  * the test still reads its data. */
 void it_keep_root(zkl_session_t *s, const char *root);
+/* The session's counters (zkl_session_stats), asserted to be read. */
+zkl_session_stats_t it_stats(zkl_session_t *s);
 
 /* A mutex object on path, asserting success. */
 zkl_mutex_t *it_mutex(zkl_session_t *s, const char *path);

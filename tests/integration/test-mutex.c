@@ -616,12 +616,6 @@ END_TEST
 
 /* ---- the release mark, only after a contended hold ------------------------ */
 
-static zkl_session_stats_t stats_of(zkl_session_t *s) {
-  zkl_session_stats_t st;
-  ck_assert_int_eq(zkl_session_stats(s, &st, sizeof st), 0);
-  return st;
-}
-
 /* The session's one acquisition waits, its watches armed on its
  * predecessor and on its own node. */
 static int waits_watching(void *arg) {
@@ -687,10 +681,10 @@ START_TEST(release_marks_only_a_contended_hold) {
               *mc = it_mutex(c, root);
 
   /* alone: lock and unlock, no mark */
-  zkl_session_stats_t a0 = stats_of(a);
+  zkl_session_stats_t a0 = it_stats(a);
   ck_assert_int_eq(zkl_mutex_lock(ma), 0);
   ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  zkl_session_stats_t a1 = stats_of(a);
+  zkl_session_stats_t a1 = it_stats(a);
   ck_assert_uint_eq(a1.multis - a0.multis, 0);
   ck_assert_uint_eq(a1.sets - a0.sets, 0);
   ck_assert_uint_eq(a1.deletes - a0.deletes, 1);
@@ -708,16 +702,16 @@ START_TEST(release_marks_only_a_contended_hold) {
   struct node_of an = {a_node, a};
   ck_assert_msg(it_wait_until(node_watched, &an, 10000),
                 "the server has no watch of b on a's node");
-  zkl_session_stats_t b0 = stats_of(b);
-  a0 = stats_of(a);
+  zkl_session_stats_t b0 = it_stats(b);
+  a0 = it_stats(a);
   ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
-  a1 = stats_of(a);
+  a1 = it_stats(a);
   ck_assert_uint_eq(a1.multis - a0.multis, 0); /* uncontended: plain */
   ck_assert_uint_eq(a1.deletes - a0.deletes, 1);
   ck_assert_msg(it_wait_until(holder_granted, &hb, 10000), "b not granted");
   ck_assert_int_eq(hb.rc, 0);
   ck_assert_uint_gt(hb.token, ta);
-  zkl_session_stats_t b1 = stats_of(b);
+  zkl_session_stats_t b1 = it_stats(b);
   /* no mark: b read its own node before the grant, and nothing else */
   ck_assert_uint_eq(b1.exists - b0.exists, 1);
   ck_assert_uint_eq(b1.children - b0.children, 0);
@@ -729,18 +723,18 @@ START_TEST(release_marks_only_a_contended_hold) {
   struct node_of bn = {hb.node, b};
   ck_assert_msg(it_wait_until(node_watched, &bn, 10000),
                 "the server has no watch of c on b's node");
-  zkl_session_stats_t c0 = stats_of(c);
-  b0 = stats_of(b);
+  zkl_session_stats_t c0 = it_stats(c);
+  b0 = it_stats(b);
   __atomic_store_n(&hb.release, 1, __ATOMIC_SEQ_CST);
   pthread_join(hb.th, NULL);
   ck_assert_int_eq(hb.unlock_rc, 0);
-  b1 = stats_of(b);
+  b1 = it_stats(b);
   ck_assert_uint_eq(b1.multis - b0.multis, 1); /* the marked release */
   ck_assert_uint_eq(b1.deletes - b0.deletes, 0);
   ck_assert_msg(it_wait_until(holder_granted, &hc, 10000), "c not granted");
   ck_assert_int_eq(hc.rc, 0);
   ck_assert_uint_gt(hc.token, hb.token);
-  zkl_session_stats_t c1 = stats_of(c);
+  zkl_session_stats_t c1 = it_stats(c);
   ck_assert_uint_eq(c1.exists - c0.exists, 0);
   ck_assert_uint_eq(c1.gets - c0.gets, 0);
   ck_assert_uint_eq(c1.children - c0.children, 0);
@@ -748,14 +742,14 @@ START_TEST(release_marks_only_a_contended_hold) {
   __atomic_store_n(&hc.release, 1, __ATOMIC_SEQ_CST);
   pthread_join(hc.th, NULL);
   ck_assert_int_eq(hc.unlock_rc, 0);
-  c1 = stats_of(c);
+  c1 = it_stats(c);
   ck_assert_uint_eq(c1.multis - c0.multis, 1); /* c waited: it marks */
 
   /* the next uncontended hold of b goes back to a plain delete */
-  b0 = stats_of(b);
+  b0 = it_stats(b);
   ck_assert_int_eq(zkl_mutex_lock(mb), 0);
   ck_assert_int_eq(zkl_mutex_unlock(mb), 0);
-  b1 = stats_of(b);
+  b1 = it_stats(b);
   ck_assert_uint_eq(b1.multis - b0.multis, 0);
   ck_assert_uint_eq(b1.deletes - b0.deletes, 1);
   ck_assert_int_eq(it_children(a, root, NULL), 0);

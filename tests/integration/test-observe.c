@@ -275,12 +275,6 @@ END_TEST
 
 /* ---- the counters --------------------------------------------------------- */
 
-static zkl_session_stats_t stats_of(zkl_session_t *s) {
-  zkl_session_stats_t st;
-  ck_assert_int_eq(zkl_session_stats(s, &st, sizeof st), 0);
-  return st;
-}
-
 /* One acquisition waits, and its watch is armed. */
 static int one_waits_watching(void *arg) {
   zkl_session_stats_t st;
@@ -336,7 +330,7 @@ START_TEST(stats_count_what_the_session_did) {
   char root[128];
   it_root(root, sizeof root, "stats");
   zkl_session_t *s = it_session_timeout(2000); /* a heartbeat each 400 ms */
-  zkl_session_stats_t st = stats_of(s);
+  zkl_session_stats_t st = it_stats(s);
   ck_assert_uint_eq(st.connects, 1);
   ck_assert_uint_eq(st.acquisitions, 0);
   ck_assert_uint_eq(st.grants, 0);
@@ -344,7 +338,7 @@ START_TEST(stats_count_what_the_session_did) {
 
   zkl_mutex_t *a = it_mutex(s, root), *b = it_mutex(s, root);
   ck_assert_int_eq(zkl_mutex_lock(a), 0);
-  st = stats_of(s);
+  st = it_stats(s);
   ck_assert_uint_eq(st.acquisitions, 1);
   ck_assert_uint_eq(st.grants, 1);
   ck_assert_uint_ge(st.creates, 1);
@@ -357,13 +351,13 @@ START_TEST(stats_count_what_the_session_did) {
   locker_start(&lb, b);
   ck_assert_msg(it_wait_until(one_waits_watching, s, 10000),
                 "b does not wait with a watch");
-  st = stats_of(s);
+  st = it_stats(s);
   uint64_t events0 = st.events, wakeups0 = st.wakeups;
   it_sleep_ms(300);
   ck_assert_int_eq(zkl_mutex_unlock(a), 0);
   ck_assert(it_wait_until(locker_granted, &lb, 10000));
   ck_assert_int_eq(lb.rc, 0);
-  st = stats_of(s);
+  st = it_stats(s);
   ck_assert_uint_eq(st.grants, 2);
   ck_assert_uint_eq(st.waiting, 0);
   ck_assert_uint_gt(st.events, events0);
@@ -383,7 +377,7 @@ START_TEST(stats_count_what_the_session_did) {
                 "a does not wait"); /* its call began: a cancel ends it */
   ck_assert_int_eq(zkl_mutex_cancel(a), 0);
   ck_assert_int_eq(locker_end(&la), ZKL_ECANCELED);
-  st = stats_of(s);
+  st = it_stats(s);
   ck_assert_uint_eq(st.timeouts, 1);
   ck_assert_uint_eq(st.cancels, 1);
   ck_assert_uint_eq(st.failures, 0);
@@ -393,7 +387,7 @@ START_TEST(stats_count_what_the_session_did) {
   ck_assert_int_eq(locker_end(&lb), 0);
 
   it_sleep_ms(900);
-  st = stats_of(s);
+  st = it_stats(s);
   ck_assert_uint_ge(st.heartbeats, 1);
   ck_assert_uint_eq(st.suspensions + st.reconnects + st.losses, 0);
 
@@ -402,7 +396,7 @@ START_TEST(stats_count_what_the_session_did) {
   memset(old, 0xab, sizeof old);
   ck_assert_int_eq(zkl_session_stats(s, (zkl_session_stats_t *)old,
                                      sizeof old[0]), 0);
-  ck_assert_uint_eq(old[0], stats_of(s).creates);
+  ck_assert_uint_eq(old[0], it_stats(s).creates);
   ck_assert_uint_eq(old[1], 0xababababababababull);
 
   ck_assert_int_eq(zkl_session_stats(NULL, &st, sizeof st), ZKL_EINVAL);
@@ -427,13 +421,13 @@ START_TEST(stats_count_a_loss) {
   ck_assert_msg(it_wait_until(one_waits_watching, s, 10000),
                 "m does not wait");
   it_expire_session(s);
-  zkl_session_stats_t st = stats_of(s);
+  zkl_session_stats_t st = it_stats(s);
   ck_assert_uint_eq(st.losses, 1);
   ck_assert_uint_eq(st.waiting, 1);
   ck_assert_int_eq(zkl_mutex_unlock(dm), 0);
   ck_assert(it_wait_until(locker_granted, &l, 20000));
   ck_assert_int_eq(l.rc, 0);
-  st = stats_of(s);
+  st = it_stats(s);
   ck_assert_uint_ge(st.connects, 2);
   ck_assert_uint_eq(st.grants, 1);
   ck_assert_uint_eq(st.waiting, 0);
@@ -577,7 +571,7 @@ START_TEST(stats_export_file) {
   ck_assert_int_eq(zkl_mutex_lock(m), 0);
   struct file_says granted = {a, "zkl_grant_wait_seconds_count{file=\"a.prom\"} ", 1};
   ck_assert_msg(it_wait_until(file_says, &granted, 5000), "no grant in %s", a);
-  zkl_session_stats_t st = stats_of(s);
+  zkl_session_stats_t st = it_stats(s);
   t = read_text(a);
   check_format(t);
   char want[128];

@@ -97,6 +97,12 @@ void it_harness(const char *verb) {
   ck_assert_msg(system(cmd) == 0, "harness %s failed", verb);
 }
 
+zkl_session_stats_t it_stats(zkl_session_t *s) {
+  zkl_session_stats_t st;
+  ck_assert_int_eq(zkl_session_stats(s, &st, sizeof st), 0);
+  return st;
+}
+
 void it_keep_root(zkl_session_t *s, const char *root) {
   char path[512];
   zhandle_t *zh = zkl_session_zhandle(s);
