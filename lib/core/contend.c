@@ -985,6 +985,23 @@ static int op_recover_create(zkl__op_t *o) {
  * without waiting: the server answers a session's requests in order, so it
  * already holds our node, and the uncontended path costs one round trip
  * less.  When that listing came back, o->q.listed says so. */
+/* Are the answers to o's create and to what lists with it in?  A blocking
+ * caller is woken once for its create and listing, at the listing's
+ * answer: the server answers a session's requests in order and the client
+ * completes them in order on one thread, so the create's is in by then,
+ * and a wake-up and a sleep per acquisition are saved.  Should the
+ * listing's come first all the same (it failed as it was sent, or the
+ * handle was replaced between the two sends and the new one answered
+ * first), the caller waits for the create's too. */
+static int op_create_answered(zkl__op_t *o) {
+  if (!zkl__zcall_ready(o->k)) {
+    if (o->kl != NULL && zkl__zcall_ready(o->kl)) op_notify(o, o->k);
+    return 0;
+  }
+  return (o->lst == NULL || o->lst->state == LST_DONE) &&
+         (o->kl == NULL || zkl__zcall_ready(o->kl));
+}
+
 static int op_create_node(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_create;
@@ -1035,14 +1052,8 @@ static int op_create_node(zkl__op_t *o) {
     o->kl = o->tries == 0 && o->k != NULL && o->sync != NULL && !o->probe
                 ? zkl__zk_children_send(c->s, c->root, 0)
                 : NULL;
-    op_notify(o, o->k);
-    if (o->kl != NULL) op_notify(o, o->kl);
-    PT_AWAIT(o, pt,
-             (zkl__zcall_ready(o->k) &&
-              (o->lst == NULL || o->lst->state == LST_DONE) &&
-              (o->kl == NULL || zkl__zcall_ready(o->kl))) ||
-                 zkl__now_ns() >= c->dl,
-             c->dl);
+    op_notify(o, o->kl != NULL ? o->kl : o->k);
+    PT_AWAIT(o, pt, op_create_answered(o) || zkl__now_ns() >= c->dl, c->dl);
     {
       char *made = NULL;
       struct Stat st;
