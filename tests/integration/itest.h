@@ -78,6 +78,13 @@ Suite *observe_suite(void); /* test-observe.c */
  * container, if missing), so that the server does not reap the root while
  * the test still reads its data. */
 void it_keep_root(zkl_session_t *s, const char *root);
+/* The next zoo_aget_children() of path (from zkl or anyone in this
+ * process) fails with zrc as it is sent, the way the client fails one on
+ * a handle that has expired; the others go to the client (interpose.c).
+ * it_listings_failed(): how many failed since, and forgets one not yet
+ * taken. */
+void it_fail_next_listing(const char *path, int zrc);
+int it_listings_failed(void);
 /* The session's counters (zkl_session_stats), asserted to be read. */
 zkl_session_stats_t it_stats(zkl_session_t *s);
 

@@ -757,6 +757,43 @@ START_TEST(release_marks_only_a_contended_hold) {
 }
 END_TEST
 
+/* A blocking lock is woken once for its create and listing, at the
+ * listing's answer.  A listing the client fails as it is sent (as on a
+ * handle that expired between the two sends) is in before the create's
+ * answer: the lock must still wait for the create's, then list on its
+ * own, and be granted at once, not at its deadline. */
+START_TEST(listing_failed_as_sent) {
+  char root[128];
+  it_root(root, sizeof root, "lfail");
+  zkl_session_t *a = it_session();
+  it_keep_root(a, root); /* the first create goes in: its listing is sent */
+  zkl_mutex_t *ma = it_mutex(a, root);
+  zkl_session_stats_t a0 = it_stats(a);
+  it_fail_next_listing(root, ZINVALIDSTATE);
+  int64_t t0 = it_now_ms();
+  int rc = zkl_mutex_timedlock(ma, 8000);
+  int64_t took = it_now_ms() - t0;
+  ck_assert_int_eq(it_listings_failed(), 1);
+  ck_assert_msg(rc == 0, "timedlock: %s after %lld ms", it_code(rc),
+                (long long)took);
+  ck_assert_msg(took < 4000, "granted only after %lld ms", (long long)took);
+  zkl_session_stats_t a1 = it_stats(a);
+  ck_assert_uint_eq(a1.creates - a0.creates, 1);
+  /* the failed one is not counted (never sent): one listing, its own */
+  ck_assert_uint_eq(a1.children - a0.children, 1);
+  uint64_t tok = 0;
+  ck_assert_int_eq(zkl_mutex_token(ma, &tok), 0);
+  ck_assert_uint_gt(tok, 0);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  /* the next acquisition goes the usual way */
+  ck_assert_int_eq(zkl_mutex_timedlock(ma, 8000), 0);
+  ck_assert_int_eq(zkl_mutex_unlock(ma), 0);
+  zkl_mutex_destroy(ma);
+  ck_assert_int_eq(it_children(a, root, NULL), 1); /* the keeper alone */
+  zkl_session_close(a);
+}
+END_TEST
+
 START_TEST(token_is_node_czxid) {
   char root[128], node[1024];
   it_root(root, sizeof root, "token");
@@ -899,6 +936,7 @@ Suite *mutex_suite(void) {
   tcase_add_test(tc, waiter_lists_again_when_its_predecessors_give_up);
   tcase_add_test(tc, token_is_node_czxid);
   tcase_add_test(tc, release_marks_only_a_contended_hold);
+  tcase_add_test(tc, listing_failed_as_sent);
   suite_add_tcase(su, tc);
   tc = it_tcase("exit");
   tcase_add_test(tc, process_exit_frees_the_lock);
