@@ -275,14 +275,16 @@ ZKL_EXTERN int zkl_queue_claim(zkl_queue_t *q, int64_t timeout_ms,
  * claim in one transaction.
  *   0           acked: the item is gone for good.
  *   ZKL_ELOST   the claim is gone (the session was lost, or someone
- *               deleted the claim): another consumer may process the item
+ *               deleted the claim, and maybe another consumer took the
+ *               item since): another consumer may process the item
  *               too; nothing was deleted by this call -- unless
  *               zkl_last_error() says the outcome is unknown (an earlier
  *               answer was lost, then the session: the item is gone,
  *               settled by this object or by another consumer since): do
  *               not undo the work then.
- *   ZKL_ENOENT  the item had been removed by someone else (the claim is
- *               deleted).
+ *   ZKL_ENOENT  the item was removed by someone else while the claim
+ *               was still this object's (a remove, a raw delete); the
+ *               claim is deleted.
  *   ZKL_EPERM   item is not claimed through this object.
  *   ZKL_ESUSPENDED  not connected within a session timeout: the claim
  *               stays as it was -- or, when zkl_last_error() says its

@@ -1036,12 +1036,15 @@ static int settle_step(zkl__op_t *o, void *ctx) {
         x->resent = 1;
         continue;
       }
-      /* the item (not the claim: it was there just now) was removed --
-       * unless an earlier send of ours, whose answer was lost, did it:
-       * then look again (the claim and the item tell) */
-      if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE && x->resent &&
-          !x->rechecked) {
-        x->rechecked = 1; /* once: a claim still there means not ours */
+      /* The item was gone when the multi ran.  The multi names only the
+       * first op that failed (the item's delete, ahead of the claim's), so
+       * the claim may have gone too: deleted by someone after our look,
+       * which let another consumer take the item.  Or an earlier send of
+       * ours, whose answer was lost, did it all.  Look again, once: the
+       * claim and the item tell.  A claim still there (and ours) means
+       * the item was removed under it by someone else. */
+      if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE && !x->rechecked) {
+        x->rechecked = 1;
         continue;
       }
       if (x->zrc == ZNONODE && errs[x->nks - 1] != ZNONODE) {

@@ -907,6 +907,8 @@ START_TEST(line_create_answer_lost_keeps_one_node) {
 }
 END_TEST
 
+static int taken_count(zkl_session_t *s, const char *root);
+
 typedef struct acker {
   zkl_queue_t *q;
   zkl_item_t *it;
@@ -960,6 +962,52 @@ START_TEST(ack_answer_lost_then_session_expires) {
                                               "unknown") != NULL,
                   "second ack: %s (%s)", zkl_err_name(rc), zkl_last_error());
   }
+  zkl_item_free(&it);
+  zkl_queue_destroy(cq);
+  zkl_session_close(cs);
+  it_proxy_stop(px);
+  zkl_queue_destroy(p);
+  zkl_session_close(s0);
+}
+END_TEST
+
+/* An ack whose claim someone deletes after the ack's look at it, and
+ * whose item another consumer then takes, before the ack's multi runs.
+ * The multi names only its first op to fail, the item's delete, but the
+ * claim went first: the ack must say ZKL_ELOST (the claim is gone), not
+ * ZKL_ENOENT (the item removed under a claim).  queue-random caught it. */
+START_TEST(ack_after_its_claim_went_and_the_item_was_taken) {
+  if (!single_server()) return;
+  char root[128], cpath[256], hosts[64];
+  it_root(root, sizeof root, "q-ackgone");
+  zkl_session_t *s0 = it_session();
+  zkl_queue_t *p = locking(s0, root);
+  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0);
+  it_proxy_t *px = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
+  zkl_session_t *cs = it_session_at(hosts, 10000);
+  zkl_queue_t *cq = locking(cs, root);
+  zkl_item_t it;
+  ck_assert_int_eq(zkl_queue_claim(cq, 5000, &it), 0);
+  snprintf(cpath, sizeof cpath, "%s/taken/%s", root, it.name);
+  it_proxy_hold_at(px, OP_MULTI); /* the look goes by, the multi waits */
+  acker_t a = {cq, &it, 99, ""};
+  pthread_t th;
+  pthread_create(&th, NULL, ack_main, &a);
+  for (int i = 0; i < 500 && !it_proxy_holding(px); i++) it_sleep_ms(10);
+  ck_assert_msg(it_proxy_holding(px), "the ack never sent its multi");
+  ck_assert_int_eq(zoo_delete(zkl_session_zhandle(s0), cpath, -1), ZOK);
+  zkl_item_t got;
+  ck_assert_int_eq(zkl_queue_take(p, 0, &got), 0); /* free again: taken */
+  ck_assert_str_eq(got.data, "x");
+  zkl_item_free(&got);
+  it_proxy_release(px);
+  pthread_join(th, NULL);
+  ck_assert_msg(a.rc == ZKL_ELOST, "ack: %s (%s)", zkl_err_name(a.rc),
+                a.err);
+  /* the claim is forgotten: no longer this object's */
+  ck_assert_int_eq(zkl_queue_claim_health(cq, &it), ZKL_EPERM);
+  ck_assert_int_eq(taken_count(s0, root), 0);
   zkl_item_free(&it);
   zkl_queue_destroy(cq);
   zkl_session_close(cs);
@@ -1479,6 +1527,7 @@ Suite *queue_suite(void) {
   tcase_add_test(tc, put_answer_lost_is_applied_once);
   tcase_add_test(tc, line_create_answer_lost_keeps_one_node);
   tcase_add_test(tc, ack_answer_lost_then_session_expires);
+  tcase_add_test(tc, ack_after_its_claim_went_and_the_item_was_taken);
   tcase_add_test(tc, bound_refuses_puts);
   tcase_add_test(tc, soft_bound_makes_producers_wait);
   tcase_add_test(tc, bad_input_is_refused);
