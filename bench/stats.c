@@ -157,9 +157,10 @@ void target_add(const char *scenario, const char *what, double measured,
 /* 1 met, 0 missed, -1 not measured */
 static int verdict(const target_t *t) {
   if (isnan(t->measured)) return -1;
-  /* ratios are printed with 2 decimals: judge what is printed */
-  double m = round(t->measured * 100.0) / 100.0;
-  return t->cmp == CMP_LE ? m <= t->limit : m >= t->limit;
+  /* the measured value itself, not as printed (3 significant digits):
+   * rounding first passed 0.9476 as >= 0.95 */
+  return t->cmp == CMP_LE ? t->measured <= t->limit
+                          : t->measured >= t->limit;
 }
 
 static const char *verdict_name(int v) {
