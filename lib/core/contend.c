@@ -978,13 +978,6 @@ static int op_recover_create(zkl__op_t *o) {
   return 0;
 }
 
-/* Creates our contender node under a fresh prefix (so that a create handed
- * to the janitor can never be mistaken for a later one).  0 or an error; on
- * error no node of ours is left, or the janitor will delete it.
- * The first try sends the listing of the root right behind the create,
- * without waiting: the server answers a session's requests in order, so it
- * already holds our node, and the uncontended path costs one round trip
- * less.  When that listing came back, o->q.listed says so. */
 /* Are the answers to o's create and to what lists with it in?  A blocking
  * caller is woken once for its create and listing, at the listing's
  * answer: the server answers a session's requests in order and the client
@@ -1002,6 +995,13 @@ static int op_create_answered(zkl__op_t *o) {
          (o->kl == NULL || zkl__zcall_ready(o->kl));
 }
 
+/* Creates our contender node under a fresh prefix (so that a create handed
+ * to the janitor can never be mistaken for a later one).  0 or an error; on
+ * error no node of ours is left, or the janitor will delete it.
+ * The first try sends the listing of the root right behind the create,
+ * without waiting: the server answers a session's requests in order, so it
+ * already holds our node, and the uncontended path costs one round trip
+ * less.  When that listing came back, o->q.listed says so. */
 static int op_create_node(zkl__op_t *o) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_create;
