@@ -923,6 +923,37 @@ static void *ack_main(void *arg) {
   return NULL;
 }
 
+/* One item put through s0's queue p, and claimed (it; the test frees it)
+ * through cq, a queue on a session of that timeout that reaches the
+ * server through the proxy px. */
+typedef struct {
+  zkl_session_t *s0, *cs;
+  zkl_queue_t *p, *cq;
+  it_proxy_t *px;
+  zkl_item_t it;
+} proxied_claim_t;
+
+static void proxied_claim(proxied_claim_t *c, const char *root,
+                          int session_timeout_ms) {
+  char hosts[64];
+  c->s0 = it_session();
+  c->p = locking(c->s0, root);
+  ck_assert_int_eq(zkl_queue_put(c->p, "x", 1, 5000), 0);
+  c->px = it_proxy_start();
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(c->px));
+  c->cs = it_session_at(hosts, session_timeout_ms);
+  c->cq = locking(c->cs, root);
+  ck_assert_int_eq(zkl_queue_claim(c->cq, 5000, &c->it), 0);
+}
+
+static void proxied_claim_end(proxied_claim_t *c) {
+  zkl_queue_destroy(c->cq);
+  zkl_session_close(c->cs);
+  it_proxy_stop(c->px);
+  zkl_queue_destroy(c->p);
+  zkl_session_close(c->s0);
+}
+
 /* An ack whose multi is applied but whose answer is lost, and then the
  * session (found by the queue fault suite's author): the ack must not say
  * "nothing was deleted".  The first call cannot know (ESUSPENDED, outcome
@@ -930,18 +961,15 @@ static void *ack_main(void *arg) {
  * item is indeed gone. */
 START_TEST(ack_answer_lost_then_session_expires) {
   if (!single_server()) return;
-  char root[128], entries[160], hosts[64];
+  char root[128], entries[160];
   it_root(root, sizeof root, "q-acklost");
   snprintf(entries, sizeof entries, "%s/entries", root);
-  zkl_session_t *s0 = it_session();
-  zkl_queue_t *p = locking(s0, root);
-  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0);
-  it_proxy_t *px = it_proxy_start();
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
-  zkl_session_t *cs = it_session_at(hosts, 2000);
-  zkl_queue_t *cq = locking(cs, root);
-  zkl_item_t it;
-  ck_assert_int_eq(zkl_queue_claim(cq, 5000, &it), 0);
+  proxied_claim_t pc;
+  proxied_claim(&pc, root, 2000);
+  zkl_session_t *s0 = pc.s0, *cs = pc.cs;
+  zkl_queue_t *cq = pc.cq;
+  it_proxy_t *px = pc.px;
+  zkl_item_t it = pc.it;
   it_proxy_cut_after(px, OP_MULTI); /* forwarded, its answer lost */
   acker_t a = {cq, &it, 99, ""};
   pthread_t th;
@@ -963,11 +991,7 @@ START_TEST(ack_answer_lost_then_session_expires) {
                   "second ack: %s (%s)", zkl_err_name(rc), zkl_last_error());
   }
   zkl_item_free(&it);
-  zkl_queue_destroy(cq);
-  zkl_session_close(cs);
-  it_proxy_stop(px);
-  zkl_queue_destroy(p);
-  zkl_session_close(s0);
+  proxied_claim_end(&pc);
 }
 END_TEST
 
@@ -978,17 +1002,14 @@ END_TEST
  * ZKL_ENOENT (the item removed under a claim).  queue-random caught it. */
 START_TEST(ack_after_its_claim_went_and_the_item_was_taken) {
   if (!single_server()) return;
-  char root[128], cpath[256], hosts[64];
+  char root[128], cpath[256];
   it_root(root, sizeof root, "q-ackgone");
-  zkl_session_t *s0 = it_session();
-  zkl_queue_t *p = locking(s0, root);
-  ck_assert_int_eq(zkl_queue_put(p, "x", 1, 5000), 0);
-  it_proxy_t *px = it_proxy_start();
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", it_proxy_port(px));
-  zkl_session_t *cs = it_session_at(hosts, 10000);
-  zkl_queue_t *cq = locking(cs, root);
-  zkl_item_t it;
-  ck_assert_int_eq(zkl_queue_claim(cq, 5000, &it), 0);
+  proxied_claim_t pc;
+  proxied_claim(&pc, root, 10000);
+  zkl_session_t *s0 = pc.s0;
+  zkl_queue_t *p = pc.p, *cq = pc.cq;
+  it_proxy_t *px = pc.px;
+  zkl_item_t it = pc.it;
   snprintf(cpath, sizeof cpath, "%s/taken/%s", root, it.name);
   it_proxy_hold_at(px, OP_MULTI); /* the look goes by, the multi waits */
   acker_t a = {cq, &it, 99, ""};
@@ -1009,11 +1030,7 @@ START_TEST(ack_after_its_claim_went_and_the_item_was_taken) {
   ck_assert_int_eq(zkl_queue_claim_health(cq, &it), ZKL_EPERM);
   ck_assert_int_eq(taken_count(s0, root), 0);
   zkl_item_free(&it);
-  zkl_queue_destroy(cq);
-  zkl_session_close(cs);
-  it_proxy_stop(px);
-  zkl_queue_destroy(p);
-  zkl_session_close(s0);
+  proxied_claim_end(&pc);
 }
 END_TEST
 
