@@ -209,6 +209,20 @@ double bench_fairness(const long *per, int n);
  * ratio of zkl's median `metric` to the peer's, for each peer measured. */
 void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
                        const char *ratio_metric);
+/* Before the rates are reported (that sorts them): prints an
+ * implementation's rate of each run, in the order run, into the table's
+ * log. */
+void bench_runs_print(const char *sc, const char *kase, const char *impl,
+                      const samples_t *rates, const char *unit);
+/* zkl's and the floor's runs paired in the order run (run r of each is in
+ * the same round of the rotation, minutes apart at most): the rows
+ * "zkl/floor" "<rate> paired" (the median of the per-pair ratios: a drift
+ * of the disk or of other load over the scenario cancels out in each pair,
+ * where the ratio of two medians can take them from different rounds),
+ * "paired lowest" and "paired highest"; returns the median (NAN when no
+ * pair).  Before the rates are reported (that sorts them). */
+double bench_paired(const char *sc, const char *kase, const char *rate,
+                    const samples_t *zkl, const samples_t *floor);
 /* What an implementation's crew runs of one case add up to (S14; the
  * shape S11-S13 repeat by hand). */
 typedef struct bench_tally {

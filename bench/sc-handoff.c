@@ -355,6 +355,12 @@ static void compare(const bench_opts_t *o, const char *scenario,
                             path[impl], &t[impl]) == 0;
     }
   if (!ok) bench_peers_stop(peers); /* their turns are out of step now */
+  const char *rate = kind != LOCK_READ ? "handoffs/s" : "cycles/s";
+  if (ok) { /* before the report sorts the rates */
+    for (int impl = 0; impl < impls; impl++)
+      bench_runs_print(scenario, kase, impl_names[impl], &t[impl].rates, rate);
+    bench_paired(scenario, kase, rate, &t[1].rates, &t[0].rates);
+  }
   for (int impl = 0; impl < impls; impl++) {
     if (ok)
       tally_report(scenario, kase, impl_names[impl], kind != LOCK_READ, n,

@@ -461,6 +461,38 @@ void bench_peer_ratios(const char *sc, const char *kase, const char *metric,
   }
 }
 
+void bench_runs_print(const char *sc, const char *kase, const char *impl,
+                      const samples_t *rates, const char *unit) {
+  printf("  S%s %s %s %s run by run:", sc, kase, impl, unit);
+  for (size_t i = 0; i < rates->n; i++) printf(" %.1f", rates->v[i]);
+  printf("\n");
+}
+
+double bench_paired(const char *sc, const char *kase, const char *rate,
+                    const samples_t *zkl, const samples_t *floor) {
+  samples_t r;
+  memset(&r, 0, sizeof r);
+  size_t n = zkl->n < floor->n ? zkl->n : floor->n;
+  for (size_t i = 0; i < n; i++)
+    if (floor->v[i] > 0) samples_add(&r, zkl->v[i] / floor->v[i]);
+  if (r.n == 0) return NAN;
+  char metric[24];
+  /* the lowest and highest first: the median sorts them */
+  double lo = r.v[0], hi = r.v[0];
+  for (size_t i = 1; i < r.n; i++) {
+    if (r.v[i] < lo) lo = r.v[i];
+    if (r.v[i] > hi) hi = r.v[i];
+  }
+  long pairs = (long)r.n;
+  double med = samples_quantile(&r, 0.5);
+  samples_free(&r);
+  snprintf(metric, sizeof metric, "%s paired", rate);
+  result_add(sc, kase, "zkl/floor", metric, "x", med, NAN, pairs);
+  result_add(sc, kase, "zkl/floor", "paired lowest", "x", lo, NAN, pairs);
+  result_add(sc, kase, "zkl/floor", "paired highest", "x", hi, NAN, pairs);
+  return med;
+}
+
 /* ---- tallies of crew runs ----------------------------------------------------------- */
 
 int bench_tallies_init(bench_tally_t *t, int n_impls, int n) {

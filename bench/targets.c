@@ -2,9 +2,12 @@
  * S10; of the counter: S11; of issue 17: S1 against floor-pipe, S3 and S14
  * against Curator), judged from one run's results (zkl's, the
  * floor's and the merged kazoo and Curator rows): reported, never
- * asserted. */
+ * asserted.  zkl against the floor in S3 and S14 is the median of the
+ * ratios of paired runs (bench_paired), which a slow drift of the disk
+ * over the scenario does not move. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -21,6 +24,16 @@ static double ratio(const char *scenario, const char *kase,
   return b != 0 ? value(scenario, kase, impl_a, metric) / b : NAN;
 }
 
+/* zkl / floor of a rate: the median of the runs' paired ratios when the
+ * scenario pairs them (bench_paired), else the ratio of the medians. */
+static double floor_ratio(const char *scenario, const char *kase,
+                          const char *rate) {
+  char metric[24];
+  snprintf(metric, sizeof metric, "%s paired", rate);
+  const result_t *r = result_find(scenario, kase, "zkl/floor", metric);
+  return r != NULL ? r->median : ratio(scenario, kase, "zkl", "floor", rate);
+}
+
 typedef struct peer_limit {
   const char *peer;
   double limit;
@@ -35,9 +48,10 @@ static void peer_targets(const char *scenario, const char *kase,
   for (size_t i = 0; i < n_peers; i++) {
     snprintf(what, sizeof what, "zkl / %s %s at %c=%d", peers[i].peer, metric,
              kase[0], n);
-    target_add(scenario, what, ratio(scenario, kase, "zkl", peers[i].peer,
-                                     metric),
-               CMP_GE, peers[i].limit);
+    double m = strcmp(peers[i].peer, "floor") == 0
+                   ? floor_ratio(scenario, kase, metric)
+                   : ratio(scenario, kase, "zkl", peers[i].peer, metric);
+    target_add(scenario, what, m, CMP_GE, peers[i].limit);
   }
 }
 
@@ -66,8 +80,8 @@ void bench_targets(const bench_opts_t *o) {
     for (int i = 0; i < o->n_ns; i++) {
       snprintf(kase, sizeof kase, "N=%d", o->ns[i]);
       snprintf(what, sizeof what, "zkl / floor handoffs/s at N=%d", o->ns[i]);
-      target_add("3", what, ratio("3", kase, "zkl", "floor", "handoffs/s"),
-                 CMP_GE, 0.9);
+      target_add("3", what, floor_ratio("3", kase, "handoffs/s"), CMP_GE,
+                 0.9);
       if (o->ns[i] < 8) continue;
       peer_targets("3", kase, "handoffs/s", o->ns[i], s3_peers,
                    sizeof s3_peers / sizeof *s3_peers);
