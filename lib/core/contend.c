@@ -373,9 +373,18 @@ enum {
   OP_CUSTOM      /* a recipe's own step function (zkl__op_run)           */
 };
 
+/* Where a blocking call's thread sleeps between its operation's steps
+ * (op_run_sync_step). */
+struct op_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC: timed waits for o->wake_at */
+  int posted;
+};
+
 struct zkl__op {
   zkl__job_t job;           /* first: the engine's record               */
   zkl__contender_t *c;
+  zkl__engine_t *e;         /* c's session's: posts reach it without c  */
   int what;                 /* OP_*                                     */
   int64_t deadline;         /* the caller's (ZKL__TRY, ZKL__FOREVER)    */
   int64_t started_ns;       /* OP_ACQUIRE: when it began (its counters) */
@@ -397,8 +406,13 @@ struct zkl__op {
   /* A blocking call's operation runs on the caller's thread (no hop
    * through the engine on the way to the grant): posts wake it here.
    * NULL: the engine runs it. */
-  struct op_wait *sync;
-  atomic_int posting;       /* answers' posts under way (op_notify)     */
+  struct op_wait *sync;     /* &wait, or NULL                           */
+  struct op_wait wait;
+  /* References to o's memory: its owner's (the engine's run, or the
+   * blocking caller), and one per answer's post under way (op_notify).
+   * The last one frees it (op_put), so that an owner whose operation has
+   * ended goes on without waiting for a post to finish. */
+  atomic_int refs;
   int once_sync;            /* op_delete_once: the client's sync calls  */
   woke_t why;               /* what ended the last wait                 */
   int fired, fired_type, self_fired; /* the waiter, read as it ended   */
@@ -453,19 +467,25 @@ static int op_nowait(const zkl__op_t *o) {
 static void op_wait_poke(struct op_wait *w);
 static void op_post(void *arg);
 
+static void op_last(void *arg);
+
 /* o's run goes on once k's answer is in.  The post comes after the
  * record's lock is released (the woken thread's first look at k would
- * otherwise wait for it); o->posting keeps o alive meanwhile. */
+ * otherwise wait for it); a reference in o->refs keeps o alive meanwhile,
+ * even past the operation's end. */
 static void op_notify(zkl__op_t *o, zkl__zcall_t *k) {
-  zkl__zcall_notify_busy(k, op_post, o, &o->posting);
+  zkl__zcall_notify_ref(k, op_post, o, &o->refs, op_last);
 }
 
 /* Posts o to whoever runs it: its engine, or the thread of the blocking
- * call it belongs to (a request's answer is in, a watch fired...). */
+ * call it belongs to (a request's answer is in, a watch fired...).  A post
+ * that comes after o's end (op_notify's, late) wakes nobody: the engine
+ * ignores a job it has forgotten, and nobody waits on o->wait any more.
+ * o->c is not touched: it may be gone by then. */
 static void op_post(void *arg) {
   zkl__op_t *o = arg;
   if (o->sync != NULL) op_wait_poke(o->sync);
-  else zkl__engine_post(zkl__session_engine(o->c->s), &o->job);
+  else zkl__engine_post(o->e, &o->job);
 }
 
 /* The contender's waiter wakes its operation (the session is locked). */
@@ -1867,6 +1887,24 @@ static int op_fired(zkl__op_t *o) {
 
 /* ---- running operations ------------------------------------------------------- */
 
+/* o's memory, once the last reference has gone. */
+static void op_last(void *arg) {
+  zkl__op_t *o = arg;
+  if (o->sync != NULL) {
+    pthread_cond_destroy(&o->sync->cv);
+    pthread_mutex_destroy(&o->sync->mu);
+  }
+  free(o);
+}
+
+/* Drops a reference to o's memory (see o->refs). */
+static void op_put(zkl__op_t *o) {
+  if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+    op_last(o);
+}
+
+/* The operation has ended and its owner lets it go: what it holds is given
+ * back now, its memory once no post is under way any more. */
 static void op_free(zkl__op_t *o) {
   admit_leave(o);
   admit_sent(o);
@@ -1879,7 +1917,8 @@ static void op_free(zkl__op_t *o) {
   free(o->found_path);
   zkl__zk_children_free(&o->kids);
   free(o->detail);
-  free(o);
+  o->detail = NULL;
+  op_put(o);
 }
 
 /* Runs o's next step (on the engine's thread, or a blocking caller's):
@@ -1910,9 +1949,8 @@ static int op_step(zkl__op_t *o) {
  * another. */
 static void op_end(zkl__op_t *o, int rc) {
   zkl__contender_t *c = o->c;
-  /* an answer's post may still be on its way to o (op_notify): it must
-   * land before the engine forgets o, or it would queue o again after */
-  zkl__zcall_busy_wait(&o->posting);
+  /* an answer's post may still be on its way to o (op_notify): it holds
+   * a reference to o's memory, and finds o forgotten or unwatched */
   if (o->what == OP_ACQUIRE) zkl__stats_acquire_end(c->s, rc, o->started_ns);
   zkl__session_lock(c->s);
   zkl__waiter_unregister(c->s, &c->w);
@@ -1933,7 +1971,7 @@ static void op_run(zkl__job_t *j) {
     return;
   }
   op_end(o, rc);
-  zkl__engine_forget(e, j); /* nothing posts it any more */
+  zkl__engine_forget(e, j); /* a late post does not queue it again */
   o->done(rc, rc != 0 && o->detail != NULL ? o->detail : "", o->arg);
   op_free(o);
 }
@@ -1947,6 +1985,8 @@ static zkl__op_t *op_new(zkl__contender_t *c, int what, int64_t deadline,
   }
   o->job.run = op_run;
   o->c = c;
+  o->e = zkl__session_engine(c->s);
+  atomic_init(&o->refs, 1); /* its owner's */
   o->what = what;
   o->deadline = deadline;
   o->cancel_seen = cancel_seen;
@@ -1970,7 +2010,7 @@ static int op_claim(zkl__contender_t *c, zkl__op_t *o) {
   }
   zkl__session_unlock(c->s);
   if (busy) {
-    free(o);
+    op_last(o); /* nothing else has seen it */
     return zkl__fail(ZKL_EBUSY, "an operation on %s is in progress", c->root);
   }
   return 0;
@@ -2009,16 +2049,10 @@ int zkl__contend_hold_start(zkl__contender_t *c, unsigned cancel_seen,
  * ZooKeeper's answer to the caller (the one ZooKeeper's completion thread
  * wakes is the thread that goes on). */
 
-struct op_wait {
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* CLOCK_MONOTONIC: timed waits for o->wake_at */
-  int posted;
-};
-
 /* The signal goes after the unlock, so that the woken caller does not
- * sleep again on w->mu.  w stays alive meanwhile: a poster holds the
- * session's lock (op_end takes it) or counts in o->posting (op_end waits
- * for it), and both come before the caller destroys w. */
+ * sleep again on w->mu.  w (in its operation) stays alive meanwhile: a
+ * poster holds the session's lock (op_end takes it, before the caller
+ * lets the operation go) or a reference to the operation (op_notify). */
 static void op_wait_poke(struct op_wait *w) {
   pthread_mutex_lock(&w->mu);
   w->posted = 1;
@@ -2039,42 +2073,41 @@ static int op_run_sync(zkl__contender_t *c, int what, int64_t deadline,
 static int op_run_sync_step(zkl__contender_t *c, int what, zkl__step_fn step,
                             void *ctx, int64_t deadline, unsigned cancel_seen,
                             unsigned epoch0, int fresh) {
-  struct op_wait w = {.posted = 0};
-  if (pthread_mutex_init(&w.mu, NULL) != 0) return ZKL_ESYSTEM;
-  if (zkl__cond_init(&w.cv) != 0) {
-    pthread_mutex_destroy(&w.mu);
-    return ZKL_ESYSTEM;
-  }
   zkl__op_t *o = op_new(c, what, deadline, cancel_seen);
-  int rc = ZKL_ENOMEM;
-  if (o != NULL) {
-    o->sync = &w;
-    o->epoch0 = epoch0;
-    o->fresh = fresh;
-    o->step = step;
-    o->ctx = ctx;
-    rc = op_claim(c, o);
+  if (o == NULL) return ZKL_ENOMEM;
+  struct op_wait *w = &o->wait;
+  if (pthread_mutex_init(&w->mu, NULL) != 0) {
+    free(o);
+    return zkl__fail(ZKL_ESYSTEM, "no mutex for a blocking call");
   }
-  if (o != NULL && rc == 0) {
-    for (;;) {
-      pthread_mutex_lock(&w.mu);
-      w.posted = 0; /* a post from here on wakes the wait below */
-      pthread_mutex_unlock(&w.mu);
-      rc = op_step(o);
-      if (rc != PT_WAIT) break;
-      pthread_mutex_lock(&w.mu);
-      while (!w.posted &&
-             zkl__cond_wait_until(&w.cv, &w.mu, o->wake_at) == 0) {
-      }
-      pthread_mutex_unlock(&w.mu);
+  if (zkl__cond_init(&w->cv) != 0) {
+    pthread_mutex_destroy(&w->mu);
+    free(o);
+    return zkl__fail(ZKL_ESYSTEM, "no condition variable for a blocking call");
+  }
+  o->sync = w; /* op_last destroys w with o */
+  o->epoch0 = epoch0;
+  o->fresh = fresh;
+  o->step = step;
+  o->ctx = ctx;
+  int rc = op_claim(c, o);
+  if (rc != 0) return rc; /* o is freed */
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    w->posted = 0; /* a post from here on wakes the wait below */
+    pthread_mutex_unlock(&w->mu);
+    rc = op_step(o);
+    if (rc != PT_WAIT) break;
+    pthread_mutex_lock(&w->mu);
+    while (!w->posted &&
+           zkl__cond_wait_until(&w->cv, &w->mu, o->wake_at) == 0) {
     }
-    op_end(o, rc); /* nothing posts it any more */
-    if (rc != 0 && o->detail != NULL) zkl__fail(rc, "%s", o->detail);
-    else zkl__clear_error();
-    op_free(o);
+    pthread_mutex_unlock(&w->mu);
   }
-  pthread_cond_destroy(&w.cv);
-  pthread_mutex_destroy(&w.mu);
+  op_end(o, rc); /* nothing but a late answer's post reaches it now */
+  if (rc != 0 && o->detail != NULL) zkl__fail(rc, "%s", o->detail);
+  else zkl__clear_error();
+  op_free(o);
   return rc;
 }
 

@@ -175,6 +175,7 @@ int zkl__thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 typedef struct zkl__job {
   struct zkl__job *prev, *next; /* in the run queue (guarded by the engine) */
   int queued;
+  int forgotten;                /* zkl__engine_forget(): posts ignored     */
   size_t slot;                  /* in the timer heap + 1; 0 not there     */
   int64_t when;                 /* the timer, monotonic ns                */
   void (*run)(struct zkl__job *j);
@@ -188,8 +189,9 @@ void zkl__engine_free(zkl__engine_t *e);
 void zkl__engine_post(zkl__engine_t *e, zkl__job_t *j);
 /* Sets j's timer to `when` (ZKL__FOREVER: none).  0 or ZKL_ENOMEM. */
 int zkl__engine_arm(zkl__engine_t *e, zkl__job_t *j, int64_t when);
-/* Takes j off the run queue and the timers: it is not run again unless
- * posted again. */
+/* Takes j off the run queue and the timers for good: it is not run again,
+ * and a post that comes after (a late one, whose poster keeps j's memory
+ * alive) is ignored. */
 void zkl__engine_forget(zkl__engine_t *e, zkl__job_t *j);
 /* Is the calling thread the engine's? */
 int zkl__engine_on_thread(zkl__engine_t *e);
@@ -455,15 +457,15 @@ int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline);
 void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg);
 /* The same, but when the answer comes later, fn(arg) runs after the
  * record's lock is released, so that the thread it wakes finds the lock
- * free.  *busy counts such calls under way: it goes up before the answer
- * shows (zkl__zcall_ready()) and down once fn has returned, so arg must
- * outlive a nonzero count (its owner calls zkl__zcall_busy_wait() before
- * freeing it).  An answer already in (or k NULL): fn(arg) runs at once, on
- * the calling thread, uncounted, as zkl__zcall_notify() runs it. */
-void zkl__zcall_notify_busy(zkl__zcall_t *k, void (*fn)(void *), void *arg,
-                            atomic_int *busy);
-/* Waits (yielding) until no notification counted in *busy is under way. */
-void zkl__zcall_busy_wait(atomic_int *busy);
+ * free.  *refs counts the references to arg's memory: the answer takes
+ * one before it shows (zkl__zcall_ready()) and drops it once fn has
+ * returned; whoever drops the last one calls last(arg) to free it, so
+ * arg's owner drops its own (which it holds from the start) instead of
+ * waiting for the call to end.  An answer already in (or k NULL): fn(arg)
+ * runs at once, on the calling thread, with no reference taken, as
+ * zkl__zcall_notify() runs it. */
+void zkl__zcall_notify_ref(zkl__zcall_t *k, void (*fn)(void *), void *arg,
+                           atomic_int *refs, void (*last)(void *));
 /* Is the answer in (or was k never sent)?  Then *_wait returns at once. */
 int zkl__zcall_ready(zkl__zcall_t *k);
 zkl__zcall_t *zkl__zk_children_send(zkl_session_t *s, const char *path,

@@ -79,7 +79,7 @@ static void runq_remove(zkl__engine_t *e, zkl__job_t *j) {
 
 void zkl__engine_post(zkl__engine_t *e, zkl__job_t *j) {
   pthread_mutex_lock(&e->mu);
-  if (!j->queued) {
+  if (!j->queued && !j->forgotten) {
     j->queued = 1;
     j->next = NULL;
     j->prev = e->tail;
@@ -119,6 +119,7 @@ int zkl__engine_arm(zkl__engine_t *e, zkl__job_t *j, int64_t when) {
 
 void zkl__engine_forget(zkl__engine_t *e, zkl__job_t *j) {
   pthread_mutex_lock(&e->mu);
+  j->forgotten = 1;
   if (j->queued) runq_remove(e, j);
   if (j->slot != 0) heap_remove(e, j);
   pthread_mutex_unlock(&e->mu);

@@ -11,7 +11,6 @@
  * only copy the answer and signal.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zookeeper/zookeeper.h>
@@ -42,7 +41,8 @@ struct zcall {
   int mcount;
   void (*notify)(void *); /* an operation on the engine waits for it */
   void *notify_arg;
-  atomic_int *notify_busy; /* not NULL: notify runs after the unlock */
+  atomic_int *notify_refs; /* not NULL: notify runs after the unlock */
+  void (*notify_last)(void *);
 };
 
 static void zcall_free(struct zcall *k) {
@@ -68,48 +68,50 @@ static void zcall_unref(struct zcall *k) {
 typedef struct {
   void (*fn)(void *);
   void *arg;
-  atomic_int *busy;
+  atomic_int *refs;
+  void (*last)(void *);
 } zcall_post_t;
 
 /* With k->mu held: the answer is in.  A notification registered with a
- * busy count is handed back in *post, to run after the unlock: whoever
- * it wakes then finds the record's lock free, instead of waking only to
- * sleep on it again while this thread still holds it.  The busy count
- * keeps the notification's target alive until it has run (its owner waits
- * for the count to drop before freeing it).  One without a busy count
- * runs here, under the lock, as it always did. */
+ * reference count is handed back in *post, to run after the unlock:
+ * whoever it wakes then finds the record's lock free, instead of waking
+ * only to sleep on it again while this thread still holds it.  The
+ * reference it takes keeps the notification's target alive until it has
+ * run.  One without runs here, under the lock, as it always did. */
 static void zcall_done_locked(struct zcall *k, int rc, zcall_post_t *post) {
   k->rc = rc;
   post->fn = NULL;
-  if (k->notify != NULL && k->notify_busy != NULL) {
-    /* counted before the answer shows: a waiter that sees it (ready()
-     * reads it without the lock) then finds the post counted, even if it
-     * ended without taking the lock */
-    atomic_fetch_add(k->notify_busy, 1);
-    *post = (zcall_post_t){k->notify, k->notify_arg, k->notify_busy};
+  if (k->notify != NULL && k->notify_refs != NULL) {
+    /* taken before the answer shows: the target's owner, who may see it
+     * (ready() reads it without the lock) and let the target go at once,
+     * then leaves the memory to this post */
+    atomic_fetch_add_explicit(k->notify_refs, 1, memory_order_relaxed);
+    *post = (zcall_post_t){k->notify, k->notify_arg, k->notify_refs,
+                           k->notify_last};
     k->notify = NULL;
   }
   atomic_store(&k->done, 1);
   pthread_cond_signal(&k->cv);
   if (k->notify != NULL) k->notify(k->notify_arg); /* only posts */
   k->notify = NULL;
-  k->notify_busy = NULL;
+  k->notify_refs = NULL;
 }
 
 /* Runs what zcall_done_locked() handed back, with no lock of the record's
- * held; the target may go once the busy count has dropped. */
+ * held, then drops its reference: the last one frees the target. */
 static void zcall_post_run(const zcall_post_t *post) {
   if (post->fn == NULL) return;
   post->fn(post->arg);
-  atomic_fetch_sub_explicit(post->busy, 1, memory_order_release);
+  if (atomic_fetch_sub_explicit(post->refs, 1, memory_order_acq_rel) == 1)
+    post->last(post->arg);
 }
 
 void zkl__zcall_notify(zkl__zcall_t *k, void (*fn)(void *), void *arg) {
-  zkl__zcall_notify_busy(k, fn, arg, NULL);
+  zkl__zcall_notify_ref(k, fn, arg, NULL, NULL);
 }
 
-void zkl__zcall_notify_busy(zkl__zcall_t *k, void (*fn)(void *), void *arg,
-                            atomic_int *busy) {
+void zkl__zcall_notify_ref(zkl__zcall_t *k, void (*fn)(void *), void *arg,
+                           atomic_int *refs, void (*last)(void *)) {
   if (k == NULL) {
     fn(arg);
     return;
@@ -119,7 +121,8 @@ void zkl__zcall_notify_busy(zkl__zcall_t *k, void (*fn)(void *), void *arg,
   else {
     k->notify = fn;
     k->notify_arg = arg;
-    k->notify_busy = busy;
+    k->notify_refs = refs;
+    k->notify_last = last;
   }
   pthread_mutex_unlock(&k->mu);
 }
@@ -128,11 +131,6 @@ int zkl__zcall_ready(zkl__zcall_t *k) {
   /* no lock: a caller woken by the answer finds it without waiting for
    * the completion thread to let the record go */
   return k == NULL || atomic_load(&k->done);
-}
-
-void zkl__zcall_busy_wait(atomic_int *busy) {
-  while (atomic_load_explicit(busy, memory_order_acquire) != 0)
-    sched_yield(); /* a notification is between the unlock and its end */
 }
 
 /* The answer is in (st: its stat, or NULL), and the completion's
@@ -200,7 +198,7 @@ static int zcall_wait(struct zcall *k, int64_t deadline) {
   }
   if (!k->done) {
     k->notify = NULL; /* its waiter gave up: the answer is nobody's */
-    k->notify_busy = NULL;
+    k->notify_refs = NULL;
     pthread_mutex_unlock(&k->mu);
     return ZKL__ZTIMEDOUT;
   }
