@@ -413,7 +413,6 @@ struct zkl__op {
    * The last one frees it (op_put), so that an owner whose operation has
    * ended goes on without waiting for a post to finish. */
   atomic_int refs;
-  int once_sync;            /* op_delete_once: the client's sync calls  */
   woke_t why;               /* what ended the last wait                 */
   int fired, fired_type, self_fired; /* the waiter, read as it ended   */
   /* the acquisition */
@@ -1144,24 +1143,10 @@ static int op_delete_once(zkl__op_t *o, int mark) {
   zkl__contender_t *c = o->c;
   pt_t *pt = &o->pt_once;
   PT_BEGIN(pt);
-  /* A blocking unlock's delete is sent and waited for with the client's
-   * synchronous call: its I/O thread wakes the caller, where an
-   * asynchronous answer goes through its completion thread first (a
-   * thread hop and 3-4 context switches per release).  The call has no
-   * deadline of its own, but the client gives a request up when the
-   * connection drops or stays silent for 2/3 of the session timeout, about
-   * when c->dl (a session timeout from the start) would end the wait.  An
-   * acquisition that gives up keeps its caller's deadline: it waits for
-   * its delete asynchronously, as the engine's operations do. */
-  o->once_sync = o->sync != NULL && o->what == OP_RELEASE;
   if (mark && !c->no_mark) {
-    if (o->once_sync) {
-      o->once_rc = zkl__zk_release_sync(c->s, c->node);
-    } else {
-      PT_REQUEST(o, pt, o->k, zkl__zk_release_send(c->s, c->node));
-      o->once_rc = zkl__zk_wait(o->k, c->dl);
-      o->k = NULL;
-    }
+    PT_REQUEST(o, pt, o->k, zkl__zk_release_send(c->s, c->node));
+    o->once_rc = zkl__zk_wait(o->k, c->dl);
+    o->k = NULL;
     if (o->once_rc == ZOK || o->once_rc == ZNONODE ||
         retryable(o->once_rc) || o->once_rc == ZKL__ZTIMEDOUT ||
         zkl__session_health(c->s) == ZKL_ELOST)
@@ -1170,7 +1155,6 @@ static int op_delete_once(zkl__op_t *o, int mark) {
      * (the waiter behind then checks the nodes below one by one) */
     c->no_mark = 1;
   }
-  if (o->once_sync) PT_RETURN(pt, zkl__zk_delete_sync(c->s, c->node));
   PT_REQUEST(o, pt, o->k, zkl__zk_delete_send(c->s, c->node));
   o->once_rc = zkl__zk_wait(o->k, c->dl);
   o->k = NULL;

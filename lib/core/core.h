@@ -439,15 +439,6 @@ zkl__zcall_t *zkl__zk_delete_version_send(zkl_session_t *s, const char *path,
                                           int version);
 zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node);
 zkl__zcall_t *zkl__zk_sync_send(zkl_session_t *s, const char *path);
-/* A delete (release: the holder's multi, as zkl__zk_release_send()) sent
- * and waited for on the calling thread with the client's synchronous call:
- * the client's I/O thread wakes the caller itself, where an asynchronous
- * answer goes through its completion thread first.  No deadline: the call
- * returns with the answer, or when the client gives the request up
- * (ZCONNECTIONLOSS when the connection drops or stays silent for 2/3 of
- * the session timeout).  Not from a completion of ZooKeeper's. */
-int zkl__zk_delete_sync(zkl_session_t *s, const char *path);
-int zkl__zk_release_sync(zkl_session_t *s, const char *node);
 /* The answer's ZooKeeper code (delete, release, sync) */
 int zkl__zk_wait(zkl__zcall_t *k, int64_t deadline);
 /* For an operation on the engine: fn(arg) is called once the answer is in

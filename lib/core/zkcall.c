@@ -493,34 +493,6 @@ zkl__zcall_t *zkl__zk_release_send(zkl_session_t *s, const char *node) {
   ZCALL_SEND(s, k, zh, multis, 0, zoo_amulti(zh, MAX_OPS, ops, k->res, void_done, k));
 }
 
-/* A synchronous call was sent unless the client refused it at once. */
-static int sync_sent(int zrc) {
-  return zrc != ZCLOSING && zrc != ZINVALIDSTATE && zrc != ZBADARGUMENTS &&
-         zrc != ZMARSHALLINGERROR && zrc != ZSYSTEMERROR;
-}
-
-int zkl__zk_delete_sync(zkl_session_t *s, const char *path) {
-  zhandle_t *zh = zkl__zh_pin(s, NULL);
-  int zrc = zh == NULL ? ZCLOSING : zoo_delete(zh, path, -1);
-  zkl__zh_unpin(s);
-  count_sent(s, sync_sent(zrc) ? ZOK : zrc, &zkl__session_stats(s)->deletes,
-             0);
-  return zrc;
-}
-
-int zkl__zk_release_sync(zkl_session_t *s, const char *node) {
-  zoo_op_t ops[MAX_OPS];
-  zoo_op_result_t res[MAX_OPS];
-  zoo_set_op_init(&ops[0], node, "", 0, -1, NULL);
-  zoo_delete_op_init(&ops[1], node, -1);
-  zhandle_t *zh = zkl__zh_pin(s, NULL);
-  int zrc = zh == NULL ? ZCLOSING : zoo_multi(zh, MAX_OPS, ops, res);
-  zkl__zh_unpin(s);
-  count_sent(s, sync_sent(zrc) ? ZOK : zrc, &zkl__session_stats(s)->multis,
-             0);
-  return zrc;
-}
-
 /* room for a made path in a multi's answer: a path's most (the client's
  * own limit is the same order) */
 #define MADE_MAX 1024

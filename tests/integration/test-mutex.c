@@ -2,7 +2,6 @@
  * protocol shape, try/timed/cancel, reentrancy, FIFO, herd freedom,
  * fencing tokens and bad input. */
 #include <inttypes.h>
-#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -795,71 +794,6 @@ START_TEST(listing_failed_as_sent) {
 }
 END_TEST
 
-/* The application's own completion on the session's handle that holds
- * ZooKeeper's completion thread until told, or for 6 s at most. */
-struct gate {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int entered, open;
-};
-
-static void gate_completion(int rc, const struct Stat *st, const void *data) {
-  (void)rc;
-  (void)st;
-  struct gate *g = (struct gate *)(uintptr_t)data;
-  pthread_mutex_lock(&g->mu);
-  g->entered = 1;
-  pthread_cond_broadcast(&g->cv);
-  int64_t until = it_now_ms() + 6000;
-  while (!g->open && it_now_ms() < until) {
-    pthread_mutex_unlock(&g->mu);
-    it_sleep_ms(5);
-    pthread_mutex_lock(&g->mu);
-  }
-  g->entered = 2;
-  pthread_cond_broadcast(&g->cv);
-  pthread_mutex_unlock(&g->mu);
-}
-
-/* A blocking unlock waits for its delete with the client's synchronous
- * call, which the client's I/O thread answers: it needs nothing of the
- * completion thread, which an application's slow completion or watcher
- * on the same handle may hold up. */
-START_TEST(unlock_needs_no_completion_thread) {
-  char root[128];
-  it_root(root, sizeof root, "uncomp");
-  zkl_session_t *a = it_session();
-  zkl_mutex_t *ma = it_mutex(a, root);
-  ck_assert_int_eq(zkl_mutex_lock(ma), 0);
-  struct gate g = {.entered = 0, .open = 0};
-  pthread_mutex_init(&g.mu, NULL);
-  pthread_cond_init(&g.cv, NULL);
-  ck_assert_int_eq(zoo_aexists(zkl_session_zhandle(a), root, 0,
-                               gate_completion, &g),
-                   ZOK);
-  pthread_mutex_lock(&g.mu);
-  while (g.entered == 0) pthread_cond_wait(&g.cv, &g.mu);
-  pthread_mutex_unlock(&g.mu);
-  int64_t t0 = it_now_ms();
-  int rc = zkl_mutex_unlock(ma);
-  int64_t took = it_now_ms() - t0;
-  pthread_mutex_lock(&g.mu);
-  int still_held = g.entered == 1;
-  g.open = 1;
-  while (g.entered != 2) pthread_cond_wait(&g.cv, &g.mu);
-  pthread_mutex_unlock(&g.mu);
-  ck_assert_int_eq(rc, 0);
-  ck_assert_msg(still_held && took < 3000,
-                "unlock took %lld ms, waiting for the completion thread",
-                (long long)took);
-  ck_assert_int_eq(it_children(a, root, NULL), 0);
-  pthread_cond_destroy(&g.cv);
-  pthread_mutex_destroy(&g.mu);
-  zkl_mutex_destroy(ma);
-  zkl_session_close(a);
-}
-END_TEST
-
 START_TEST(token_is_node_czxid) {
   char root[128], node[1024];
   it_root(root, sizeof root, "token");
@@ -1003,7 +937,6 @@ Suite *mutex_suite(void) {
   tcase_add_test(tc, token_is_node_czxid);
   tcase_add_test(tc, release_marks_only_a_contended_hold);
   tcase_add_test(tc, listing_failed_as_sent);
-  tcase_add_test(tc, unlock_needs_no_completion_thread);
   suite_add_tcase(su, tc);
   tc = it_tcase("exit");
   tcase_add_test(tc, process_exit_frees_the_lock);
