@@ -1887,13 +1887,10 @@ static void op_put(zkl__op_t *o) {
     op_last(o);
 }
 
-/* The operation has ended and its owner lets it go: what it holds is given
- * back now, its memory once no post is under way any more. */
+/* The operation has ended (op_end gave back what it held of the
+ * session's) and its owner lets it go: its buffers now, its memory once
+ * no post is under way any more. */
 static void op_free(zkl__op_t *o) {
-  admit_leave(o);
-  admit_sent(o);
-  admit_done(o);
-  listing_leave(o);
   queue_free(&o->q);
   free(o->want_path);
   free(o->want_data);
@@ -1941,6 +1938,13 @@ static void op_end(zkl__op_t *o, int rc) {
   c->op = NULL;
   c->w.wake = NULL;
   zkl__session_unlock(c->s);
+  /* what o holds of the session's, given back while c (and its session)
+   * is sure to be there: an async operation's completion, which runs
+   * next, may let the object be destroyed */
+  admit_leave(o);
+  admit_sent(o);
+  admit_done(o);
+  listing_leave(o);
 }
 
 /* The engine runs o: one step, then a timer for the wait it stopped at,
