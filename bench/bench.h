@@ -219,10 +219,10 @@ void bench_runs_print(const char *sc, const char *kase, const char *impl,
  * "zkl/floor" "<rate> paired" (the median of the per-pair ratios: a drift
  * of the disk or of other load over the scenario cancels out in each pair,
  * where the ratio of two medians can take them from different rounds),
- * "paired lowest" and "paired highest"; returns the median (NAN when no
- * pair).  Before the rates are reported (that sorts them). */
-double bench_paired(const char *sc, const char *kase, const char *rate,
-                    const samples_t *zkl, const samples_t *floor);
+ * "paired lowest" and "paired highest" (none when no pair).  Before the
+ * rates are reported (that sorts them). */
+void bench_paired(const char *sc, const char *kase, const char *rate,
+                  const samples_t *zkl, const samples_t *floor);
 /* What an implementation's crew runs of one case add up to (S14; the
  * shape S11-S13 repeat by hand). */
 typedef struct bench_tally {

@@ -465,7 +465,6 @@ static int op_nowait(const zkl__op_t *o) {
 
 static void op_wait_poke(struct op_wait *w);
 static void op_post(void *arg);
-
 static void op_last(void *arg);
 
 /* o's run goes on once k's answer is in.  The post comes after the
@@ -1951,7 +1950,7 @@ static void op_end(zkl__op_t *o, int rc) {
  * or its end. */
 static void op_run(zkl__job_t *j) {
   zkl__op_t *o = (zkl__op_t *)j;
-  zkl__engine_t *e = zkl__session_engine(o->c->s);
+  zkl__engine_t *e = o->e;
   int rc = op_step(o);
   if (rc == PT_WAIT) {
     zkl__engine_arm(e, j, o->wake_at); /* no memory: no timer, woken on
@@ -1994,7 +1993,7 @@ static int op_claim(zkl__contender_t *c, zkl__op_t *o) {
     /* posted before the lock goes: once c->op is visible a cancel may post
      * o too, and the engine may run it to its end (and free it) at once */
     if (o->sync == NULL)
-      zkl__engine_post(zkl__session_engine(c->s), &o->job);
+      zkl__engine_post(o->e, &o->job);
   }
   zkl__session_unlock(c->s);
   if (busy) {
